@@ -1,0 +1,169 @@
+// `cudaenv info [--json]`: what probe sees on this machine.
+
+#include <iomanip>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "cli/info_json.hpp"
+#include "cli/terminal.hpp"
+#include "core/paths.hpp"
+#include "core/text.hpp"
+#include "probe/machine.hpp"
+
+namespace cudaenv::cli {
+
+namespace {
+
+class InfoPrinter {
+ public:
+  InfoPrinter(std::ostream& out, bool colour) : out_(out), colour_(colour) {}
+
+  void print(const probe::MachineFacts& facts) {
+    print_driver(facts);
+    print_gpus(facts.gpus);
+    print_modules(facts.modules);
+    print_toolkits(facts);
+    print_compilers(facts.compilers);
+    print_os(facts.os);
+    print_env(facts.env);
+    for (const auto& note : facts.notes) line("Note", styled(note, Tone::dim, colour_));
+  }
+
+ private:
+  void line(std::string_view label, const std::string& value) {
+    std::ostringstream padded;
+    padded << std::left << std::setw(11) << label;
+    out_ << styled(padded.str(), Tone::heading, colour_) << value << '\n';
+  }
+  void continuation(const std::string& value) { out_ << std::string(11, ' ') << value << '\n'; }
+
+  void print_driver(const probe::MachineFacts& facts) {
+    if (!facts.driver) {
+      line("Driver", styled("none", Tone::warn, colour_) +
+                         " (no NVIDIA driver: no libnvidia-ml/libcuda, no /proc/driver/nvidia/version)");
+      return;
+    }
+    const auto& driver = *facts.driver;
+    std::string value = driver.version;
+    if (!driver.loaded) value += styled(" (installed, kernel module not loaded)", Tone::bad, colour_);
+    value += driver.cuda_version ? "  supports CUDA <= " + driver.cuda_version->str()
+                                 : "  (CUDA version unknown: libcuda not loadable)";
+    value += styled("  [" + std::string(probe::to_string(driver.version_source)) + "]", Tone::dim, colour_);
+    line("Driver", value);
+  }
+
+  void print_gpus(const std::vector<probe::GpuFacts>& gpus) {
+    if (gpus.empty()) {
+      line("GPUs", "none visible");
+      return;
+    }
+    bool first = true;
+    for (const auto& gpu : gpus) {
+      const auto& cc = gpu.compute_capability;
+      std::string value = std::to_string(gpu.index) + ": " + gpu.name + "  compute " + cc.str() +
+                          " (sm_" + std::to_string(cc.major()) + std::to_string(cc.minor()) + ")  " +
+                          human_bytes(gpu.memory_bytes);
+      first ? line("GPUs", value) : continuation(value);
+      first = false;
+    }
+  }
+
+  std::string flag(const char* name, bool loaded) {
+    return std::string(name) + " " + styled(loaded ? "loaded" : "absent", loaded ? Tone::good : Tone::dim, colour_);
+  }
+
+  void print_modules(const probe::KernelModuleFacts& modules) {
+    if (!modules.modules_readable) {
+      line("Modules", "unknown (/proc/modules unreadable)");
+    } else {
+      line("Modules", flag("nvidia", modules.nvidia) + ", " + flag("nvidia_uvm", modules.nvidia_uvm) +
+                          ", " + flag("nouveau", modules.nouveau));
+    }
+    continuation(modules.device_nodes.empty() ? "no /dev/nvidia* device nodes"
+                                              : text::join(modules.device_nodes, " "));
+  }
+
+  void print_toolkits(const probe::MachineFacts& facts) {
+    if (facts.toolkits.empty()) line("Toolkits", "none found");
+    bool first = true;
+    for (const auto& toolkit : facts.toolkits) {
+      std::vector<std::string> via;
+      for (size_t i = 0; i < toolkit.origins.size(); ++i) {
+        via.push_back(toolkit.origins[i] == probe::ToolkitOrigin::path_nvcc ? "nvcc on PATH"
+                      : toolkit.origins[i] == probe::ToolkitOrigin::cuda_home ? "CUDA_HOME"
+                                                                            : toolkit.found_at[i]);
+      }
+      std::string value = (toolkit.version ? toolkit.version->str() : "?") + "  " + toolkit.path;
+      std::string detail = "from " + toolkit.version_source;
+      if (toolkit.nvcc_version) detail += ", nvcc " + toolkit.nvcc_version->str();
+      if (toolkit.from_wheels) detail += ", assembled from NVIDIA pip wheels";
+      value += styled("  (" + detail + "; via " + text::join(via, ", ") + ")", Tone::dim, colour_);
+      first ? line("Toolkits", value) : continuation(value);
+      first = false;
+    }
+    if (facts.default_link) {
+      const auto& link = *facts.default_link;
+      continuation(text::join(link.chain, " -> ") +
+                   (link.dangling ? styled("  (dangling)", Tone::bad, colour_) : ""));
+    }
+  }
+
+  void print_compilers(const std::vector<probe::CompilerFacts>& compilers) {
+    std::vector<std::string> items;
+    for (const auto& compiler : compilers) {
+      items.push_back(compiler.name + " " + (compiler.version ? compiler.version->str() : "?"));
+    }
+    line("Compilers", items.empty() ? "none on PATH" : text::join(items, ", "));
+  }
+
+  void print_os(const probe::OsFacts& os) {
+    std::string value = os.pretty_name.empty() ? (os.id.empty() ? "unknown" : os.id + " " + os.version_id)
+                                               : os.pretty_name;
+    if (!os.kernel.empty()) value += ", kernel " + os.kernel;
+    if (!os.architecture.empty()) value += ", " + os.architecture;
+    line("OS", value);
+  }
+
+  void print_env(const probe::CudaEnvFacts& env) {
+    if (env.variables.empty() && env.cuda_library_paths.empty()) {
+      line("Env", "no CUDA variables set");
+      return;
+    }
+    bool first = true;
+    for (const auto& variable : env.variables) {
+      const auto value = variable.name + "=" + variable.value;
+      first ? line("Env", value) : continuation(value);
+      first = false;
+    }
+    for (const auto& entry : env.cuda_library_paths) {
+      const auto value = "LD_LIBRARY_PATH has CUDA libraries in " + entry;
+      first ? line("Env", value) : continuation(value);
+      first = false;
+    }
+  }
+
+  std::ostream& out_;
+  bool colour_;
+};
+
+}  // namespace
+
+int run_info(const InfoOptions& options, Context& context) {
+  const auto facts = probe::probe_machine(
+      {context.sysroot, context.loader, context.runner, context.env, paths::data_root(context.env)});
+  if (options.json) {
+    context.out << info_to_json(facts).dump(2) << '\n';
+  } else {
+    InfoPrinter(context.out, context.colour).print(facts);
+  }
+  return 0;
+}
+
+void add_info_command(CLI::App& app, Context& context, Outcome& outcome) {
+  auto options = std::make_shared<InfoOptions>();
+  auto* command = app.add_subcommand("info", "Show what cudaenv sees on this machine");
+  command->add_flag("--json", options->json, "Print the report as JSON");
+  command->callback([options, &context, &outcome] { outcome.exit_code = run_info(*options, context); });
+}
+
+}  // namespace cudaenv::cli

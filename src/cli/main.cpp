@@ -1,0 +1,22 @@
+#include <exception>
+#include <iostream>
+
+#include "cli/app.hpp"
+#include "cli/terminal.hpp"
+#include "core/paths.hpp"
+
+int main(int argc, char** argv) {
+  using namespace cudaenv;
+  try {
+    const auto env = Environment::from_process();
+    SystemProcessRunner runner;
+    const Sysroot sysroot(paths::sysroot(env));
+    probe::DlLibraryLoader loader(sysroot);
+    cli::Context context{env, sysroot, runner, loader, std::cout, std::cerr, cli::colour_wanted(1, env)};
+    return cli::run_app(argc, argv, context);
+  } catch (const std::exception& error) {
+    // Domain code returns errors as values; reaching here is a bug, reported without a stack dump.
+    std::cerr << "cudaenv: internal error: " << error.what() << '\n';
+    return 1;
+  }
+}

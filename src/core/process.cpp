@@ -1,0 +1,125 @@
+#include "core/process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX, not in any header
+
+namespace cudaenv {
+
+namespace {
+
+// Closes both ends on scope exit so no descriptor leaks on an early return.
+struct Pipe {
+  int fds[2] = {-1, -1};
+  Pipe() = default;
+  Pipe(const Pipe&) = delete;
+  Pipe& operator=(const Pipe&) = delete;
+  ~Pipe() {
+    for (int fd : fds) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+  bool open() { return ::pipe2(fds, O_CLOEXEC) == 0; }
+  void close_end(int which) {
+    ::close(fds[which]);
+    fds[which] = -1;
+  }
+};
+
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (auto& s : strings) pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+int decode_wait_status(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+// Reads both pipes until they close or the deadline passes.
+bool drain(Pipe& out, Pipe& err, ProcessResult& result,
+           std::chrono::steady_clock::time_point deadline) {
+  std::array<pollfd, 2> fds{pollfd{out.fds[0], POLLIN, 0}, pollfd{err.fds[0], POLLIN, 0}};
+  std::array<std::string*, 2> sinks{&result.out, &result.err};
+  int open_count = 2;
+  char buffer[65536];
+  while (open_count > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) return false;
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
+      if (n > 0) {
+        sinks[i]->append(buffer, static_cast<size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        fds[i].fd = -1;
+        --open_count;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<ProcessResult> SystemProcessRunner::run(const Command& command) {
+  if (command.argv.empty()) return make_error(ErrorKind::failure, "empty command line");
+  Pipe out, err;
+  if (!out.open() || !err.open()) {
+    return make_error(ErrorKind::failure, std::string("cannot create pipe: ") + std::strerror(errno));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out.fds[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err.fds[1], 2);
+
+  std::vector<std::string> argv_storage = command.argv;
+  auto argv = c_strings(argv_storage);
+  std::vector<std::string> env_storage;
+  if (command.environment) {
+    for (const auto& [name, value] : *command.environment) env_storage.push_back(name + "=" + value);
+  }
+  auto envp = c_strings(env_storage);
+
+  pid_t pid = -1;
+  const int spawn_error = ::posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(),
+                                         command.environment ? envp.data() : environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawn_error != 0) {
+    return make_error(ErrorKind::failure,
+                      "cannot run " + command.argv[0] + ": " + std::strerror(spawn_error));
+  }
+  out.close_end(1);
+  err.close_end(1);
+
+  ProcessResult result;
+  const auto deadline = std::chrono::steady_clock::now() + command.timeout;
+  if (!drain(out, err, result, deadline)) {
+    result.timed_out = true;
+    ::kill(pid, SIGKILL);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.exit_code = decode_wait_status(status);
+  return result;
+}
+
+}  // namespace cudaenv

@@ -1,0 +1,22 @@
+#pragma once
+// Small string helpers shared by the parsers of machine files and tool output.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cudaenv::text {
+
+std::string_view trim(std::string_view s);
+std::vector<std::string> split(std::string_view s, char separator);
+// Splits on runs of spaces and tabs, dropping empty fields.
+std::vector<std::string> split_whitespace(std::string_view s);
+std::vector<std::string> lines(std::string_view s);
+bool starts_with(std::string_view s, std::string_view prefix);
+bool contains(std::string_view s, std::string_view needle);
+std::string join(const std::vector<std::string>& parts, std::string_view separator);
+// Parses a whole string as a non-negative decimal integer; nullopt on any other character.
+std::optional<long long> parse_integer(std::string_view s);
+
+}  // namespace cudaenv::text

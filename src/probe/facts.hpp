@@ -1,0 +1,107 @@
+#pragma once
+// What probe learns about a machine. Plain values: the command line renders them, the resolver
+// and doctor reason over them.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/version.hpp"
+
+namespace cudaenv::probe {
+
+// Where a fact came from, so reports can show their evidence.
+enum class DriverSource { nvml, cuda_driver_api, proc_version, sys_module, library_file };
+
+struct DriverFacts {
+  std::string version;                // "580.95.05", as the driver prints it
+  std::optional<Version> cuda_version;  // highest CUDA the driver supports: "13.0"
+  DriverSource version_source = DriverSource::nvml;
+  std::string library;                // the libcuda/libnvidia-ml file read, when one was
+  bool open_kernel_module = false;    // "Open Kernel Module" in /proc/driver/nvidia/version
+  // False when the driver is installed but its kernel module is not running (the version then
+  // comes from the library's file name, libcuda.so.535.104.05).
+  bool loaded = true;
+};
+
+struct GpuFacts {
+  int index = 0;
+  std::string name;                    // "NVIDIA H200"
+  Version compute_capability;          // "9.0"
+  std::uint64_t memory_bytes = 0;
+};
+
+struct KernelModuleFacts {
+  bool modules_readable = false;  // /proc/modules could be read at all
+  bool nvidia = false;
+  bool nvidia_uvm = false;
+  bool nvidia_modeset = false;
+  bool nvidia_drm = false;
+  bool nouveau = false;
+  std::vector<std::string> device_nodes;  // "/dev/nvidia0", "/dev/nvidiactl", ...
+};
+
+// How a toolkit was found; one toolkit can be reached in several ways.
+enum class ToolkitOrigin { versioned_dir, default_link, opt_cuda, cuda_home, path_nvcc, cudaenv };
+
+struct ToolkitFacts {
+  std::string path;                 // canonical machine path of the prefix
+  std::optional<Version> version;   // the release ("12.4.1"), or nvcc's version when no release is recorded
+  std::string version_source;       // "version.json", "version.txt", "dist-info", "nvcc --version"
+  std::optional<Version> nvcc_version;  // "12.4.131"
+  bool from_wheels = false;         // assembled from NVIDIA's pip wheels
+  std::vector<ToolkitOrigin> origins;
+  std::vector<std::string> found_at;  // the paths it was reached through
+};
+
+struct DefaultLinkFacts {
+  std::string path;                // "/usr/local/cuda"
+  std::vector<std::string> chain;  // every hop, first the link itself
+  std::string target;
+  bool dangling = false;
+};
+
+struct CompilerFacts {
+  std::string name;     // the command name: "gcc", "g++-12", "clang"
+  std::string family;   // "gcc" or "clang"
+  std::string path;     // where it was found
+  std::optional<Version> version;
+};
+
+struct OsFacts {
+  std::string id;           // "ubuntu"
+  std::string id_like;      // "debian"
+  std::string version_id;   // "24.04"
+  std::string codename;     // "noble"
+  std::string pretty_name;
+  std::string kernel;       // "6.8.0-45-generic"
+  std::string architecture; // "x86_64"
+};
+
+struct EnvVariableFacts {
+  std::string name;
+  std::string value;
+};
+
+struct CudaEnvFacts {
+  std::vector<EnvVariableFacts> variables;       // CUDA_HOME, CUDA_PATH, ... as set
+  std::vector<std::string> cuda_library_paths;   // LD_LIBRARY_PATH entries holding CUDA libraries
+};
+
+struct MachineFacts {
+  std::optional<DriverFacts> driver;
+  std::vector<GpuFacts> gpus;
+  std::vector<std::string> notes;  // why a part could not be read ("cuInit failed: ...")
+  KernelModuleFacts modules;
+  std::vector<ToolkitFacts> toolkits;
+  std::optional<DefaultLinkFacts> default_link;
+  std::vector<CompilerFacts> compilers;
+  OsFacts os;
+  CudaEnvFacts env;
+};
+
+const char* to_string(DriverSource source);
+const char* to_string(ToolkitOrigin origin);
+
+}  // namespace cudaenv::probe

@@ -1,0 +1,50 @@
+#include "probe/machine.hpp"
+
+#include "probe/compilers.hpp"
+#include "probe/cuda_env.hpp"
+#include "probe/driver.hpp"
+#include "probe/kernel_modules.hpp"
+#include "probe/os_release.hpp"
+#include "probe/toolkits.hpp"
+
+namespace cudaenv::probe {
+
+MachineFacts probe_machine(const ProbeContext& context) {
+  MachineFacts facts;
+  auto driver = probe_driver(context.sysroot, context.loader);
+  facts.driver = std::move(driver.driver);
+  facts.gpus = std::move(driver.gpus);
+  facts.notes = std::move(driver.notes);
+  facts.modules = probe_kernel_modules(context.sysroot);
+  facts.toolkits = probe_toolkits({context.sysroot, context.runner, context.env, context.data_root});
+  facts.default_link = probe_default_link(context.sysroot);
+  facts.compilers = probe_compilers(context.sysroot, context.runner, context.env);
+  facts.os = probe_os(context.sysroot);
+  facts.env = probe_cuda_env(context.sysroot, context.env);
+  return facts;
+}
+
+const char* to_string(DriverSource source) {
+  switch (source) {
+    case DriverSource::nvml: return "nvml";
+    case DriverSource::cuda_driver_api: return "cuda-driver-api";
+    case DriverSource::proc_version: return "/proc/driver/nvidia/version";
+    case DriverSource::sys_module: return "/sys/module/nvidia/version";
+    case DriverSource::library_file: return "library-file-name";
+  }
+  return "unknown";
+}
+
+const char* to_string(ToolkitOrigin origin) {
+  switch (origin) {
+    case ToolkitOrigin::versioned_dir: return "versioned-dir";
+    case ToolkitOrigin::default_link: return "default-link";
+    case ToolkitOrigin::opt_cuda: return "opt-cuda";
+    case ToolkitOrigin::cuda_home: return "CUDA_HOME";
+    case ToolkitOrigin::path_nvcc: return "PATH";
+    case ToolkitOrigin::cudaenv: return "cudaenv";
+  }
+  return "unknown";
+}
+
+}  // namespace cudaenv::probe

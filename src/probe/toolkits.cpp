@@ -1,0 +1,205 @@
+#include "probe/toolkits.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "core/text.hpp"
+
+namespace cudaenv::probe {
+
+namespace {
+
+struct Candidate {
+  std::string path;  // as found, before following links
+  ToolkitOrigin origin;
+};
+
+std::string parent_of(const std::string& path) {
+  return std::filesystem::path(path).parent_path().string();
+}
+
+// NVIDIA's pip wheels install nvcc as site-packages/nvidia/cuda_nvcc (12.x) or
+// site-packages/nvidia/cu13 (13.x), with "nvidia_cuda_nvcc[_cuNN]-<version>.dist-info" two levels
+// up; toolkits assembled from wheels keep those records in a dist-info/ folder of their own.
+std::optional<Version> nvcc_wheel_version(const Sysroot& sysroot, const std::string& prefix) {
+  static const std::regex record(R"(nvidia_cuda_nvcc(_cu[0-9]+)?-([0-9.]+)\.dist-info)");
+  for (const auto& directory : {prefix + "/dist-info", prefix + "/../.."}) {
+    for (const auto& name : sysroot.list_directory(directory)) {
+      std::smatch match;
+      if (std::regex_match(name, match, record)) return Version::parse(match[2].str());
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Version> run_nvcc_version(ProcessRunner& runner, const Sysroot& sysroot,
+                                        const std::string& nvcc) {
+  Command command{{sysroot.host_path(nvcc).string(), "--version"}, std::nullopt,
+                  std::chrono::milliseconds(10000)};
+  auto result = runner.run(command);
+  if (!result || !result->succeeded()) return std::nullopt;
+  return parse_nvcc_version_output(result->out);
+}
+
+// A wrapper script on PATH (`exec /opt/x/bin/nvcc "$@"`) hides the real prefix; nvcc's dry run
+// names the directory it really runs from ("#$ _HERE_=/usr/local/cuda-13.0/bin").
+std::optional<std::string> nvcc_real_bin_dir(ProcessRunner& runner, const Sysroot& sysroot,
+                                             const std::string& nvcc) {
+  Command command{{sysroot.host_path(nvcc).string(), "-dryrun", "-E", "-x", "cu", "/dev/null"},
+                  std::nullopt, std::chrono::milliseconds(10000)};
+  auto result = runner.run(command);
+  if (!result) return std::nullopt;
+  for (const auto& line : text::lines(result->err + result->out)) {
+    constexpr std::string_view marker = "#$ _HERE_=";
+    if (text::starts_with(line, marker)) return sysroot.machine_path(line.substr(marker.size()));
+  }
+  return std::nullopt;
+}
+
+std::vector<Candidate> path_nvcc_candidates(const ToolkitSearch& search) {
+  std::vector<Candidate> found;
+  const auto path = search.env.get("PATH").value_or("");
+  for (const auto& directory : text::split(path, ':')) {
+    if (directory.empty() || directory.front() != '/') continue;
+    const auto nvcc = directory + "/nvcc";
+    if (!search.sysroot.is_executable_file(nvcc)) continue;
+    auto real = search.sysroot.canonical(nvcc).value_or(nvcc);
+    if (!search.sysroot.exists(parent_of(real) + "/nvcc.profile")) {
+      if (auto bin = nvcc_real_bin_dir(search.runner, search.sysroot, nvcc)) real = *bin + "/nvcc";
+    }
+    found.push_back({parent_of(parent_of(real)), ToolkitOrigin::path_nvcc});
+    break;  // only the nvcc a shell would run
+  }
+  return found;
+}
+
+std::vector<Candidate> system_candidates(const ToolkitSearch& search) {
+  std::vector<Candidate> found;
+  for (const auto& name : search.sysroot.list_directory("/usr/local")) {
+    if (text::starts_with(name, "cuda-")) {
+      found.push_back({"/usr/local/" + name, ToolkitOrigin::versioned_dir});
+    }
+  }
+  found.push_back({"/usr/local/cuda", ToolkitOrigin::default_link});
+  found.push_back({"/opt/cuda", ToolkitOrigin::opt_cuda});
+  if (auto home = search.env.get_nonempty("CUDA_HOME")) {
+    found.push_back({*home, ToolkitOrigin::cuda_home});
+  }
+  for (auto& candidate : path_nvcc_candidates(search)) found.push_back(std::move(candidate));
+  return found;
+}
+
+void add_or_merge(std::vector<ToolkitFacts>& toolkits, ToolkitFacts facts) {
+  for (auto& existing : toolkits) {
+    if (existing.path != facts.path) continue;
+    for (size_t i = 0; i < facts.origins.size(); ++i) {
+      existing.origins.push_back(facts.origins[i]);
+      existing.found_at.push_back(facts.found_at[i]);
+    }
+    return;
+  }
+  toolkits.push_back(std::move(facts));
+}
+
+std::optional<ToolkitFacts> inspect(const Sysroot& sysroot, ProcessRunner& runner,
+                                    const Candidate& candidate) {
+  const auto real = sysroot.canonical(candidate.path);
+  if (!real || !sysroot.is_directory(*real)) return std::nullopt;
+  auto version = read_toolkit_version(sysroot, runner, *real);
+  if (!version) return std::nullopt;
+  ToolkitFacts facts;
+  facts.path = *real;
+  facts.version = version->release ? version->release : version->nvcc;
+  facts.nvcc_version = version->nvcc;
+  facts.version_source = version->source;
+  facts.from_wheels = version->from_wheels;
+  facts.origins.push_back(candidate.origin);
+  facts.found_at.push_back(candidate.path);
+  return facts;
+}
+
+}  // namespace
+
+std::optional<Version> parse_nvcc_version_output(std::string_view output) {
+  static const std::regex release(R"(release [0-9.]+, V([0-9][0-9.]*))");
+  const std::string text(output);
+  std::smatch match;
+  if (!std::regex_search(text, match, release)) return std::nullopt;
+  return Version::parse(match[1].str());
+}
+
+ToolkitVersion parse_version_json(std::string_view json) {
+  ToolkitVersion version;
+  const auto document = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!document.is_object()) return version;
+  const auto read = [&](const char* component) -> std::optional<Version> {
+    const auto it = document.find(component);
+    if (it == document.end() || !it->is_object()) return std::nullopt;
+    const auto field = it->find("version");
+    if (field == it->end() || !field->is_string()) return std::nullopt;
+    return Version::parse(field->get<std::string>());
+  };
+  version.release = read("cuda");
+  version.nvcc = read("cuda_nvcc");
+  version.source = "version.json";
+  return version;
+}
+
+std::optional<Version> parse_version_txt(std::string_view text) {
+  constexpr std::string_view prefix = "CUDA Version ";
+  const auto trimmed = text::trim(text);
+  if (!text::starts_with(trimmed, prefix)) return std::nullopt;
+  return Version::parse(trimmed.substr(prefix.size()));
+}
+
+std::optional<ToolkitVersion> read_toolkit_version(const Sysroot& sysroot, ProcessRunner& runner,
+                                                   const std::string& prefix) {
+  if (auto json = sysroot.read_file(prefix + "/version.json")) {
+    auto version = parse_version_json(*json);
+    if (version.release) return version;
+  }
+  if (auto txt = sysroot.read_file(prefix + "/version.txt")) {
+    if (auto release = parse_version_txt(*txt)) return ToolkitVersion{release, std::nullopt, "version.txt", false};
+  }
+  const auto nvcc = prefix + "/bin/nvcc";
+  if (!sysroot.is_executable_file(nvcc)) return std::nullopt;
+  if (auto wheel = nvcc_wheel_version(sysroot, prefix)) {
+    return ToolkitVersion{std::nullopt, wheel, "dist-info", true};
+  }
+  if (auto reported = run_nvcc_version(runner, sysroot, nvcc)) {
+    return ToolkitVersion{std::nullopt, reported, "nvcc --version", false};
+  }
+  return std::nullopt;
+}
+
+std::optional<DefaultLinkFacts> probe_default_link(const Sysroot& sysroot) {
+  const std::string path = "/usr/local/cuda";
+  if (!sysroot.is_symlink(path) && !sysroot.is_directory(path)) return std::nullopt;
+  const auto chain = sysroot.resolve(path);
+  return DefaultLinkFacts{path, chain.hops, chain.target, !chain.exists};
+}
+
+std::vector<ToolkitFacts> probe_toolkits(const ToolkitSearch& search) {
+  std::vector<ToolkitFacts> toolkits;
+  for (const auto& candidate : system_candidates(search)) {
+    if (auto facts = inspect(search.sysroot, search.runner, candidate)) {
+      add_or_merge(toolkits, std::move(*facts));
+    }
+  }
+  // cudaenv's own store lives on the host, whatever the sysroot.
+  const Sysroot host;
+  const auto store = (search.data_root / "toolkits").string();
+  for (const auto& name : host.list_directory(store)) {
+    if (text::starts_with(name, ".")) continue;  // staging and lock files
+    if (auto facts = inspect(host, search.runner, {store + "/" + name, ToolkitOrigin::cudaenv})) {
+      add_or_merge(toolkits, std::move(*facts));
+    }
+  }
+  std::stable_sort(toolkits.begin(), toolkits.end(), [](const auto& a, const auto& b) {
+    return a.version && (!b.version || *a.version > *b.version);
+  });
+  return toolkits;
+}
+
+}  // namespace cudaenv::probe

@@ -1,0 +1,82 @@
+"""Shared helpers for the CLI tests: run the built cudaenv binary as a user would, in a clean
+environment with a temporary HOME, and build fixture machines from tests/fixtures/machines."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+BINARY = os.environ["CUDAENV_BIN"]
+FIXTURES = Path(os.environ["CUDAENV_FIXTURES_DIR"])
+FAKE_DRIVER = os.environ.get("CUDAENV_FAKE_DRIVER", "")
+SKIP = 77  # CTest's SKIP_RETURN_CODE for these tests
+
+_failures = []
+
+
+def clean_env(home, **extra):
+    """A minimal environment: no CUDA variables from the developer's shell leak into a test."""
+    env = {
+        "HOME": str(home),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+    }
+    for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def run(args, env, check_exit=None):
+    proc = subprocess.run([BINARY, *args], env=env, capture_output=True, text=True, timeout=60)
+    if check_exit is not None and proc.returncode != check_exit:
+        raise AssertionError(
+            f"cudaenv {' '.join(args)} exited {proc.returncode}, expected {check_exit}\n"
+            f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+    return proc
+
+
+def run_json(args, env):
+    proc = run([*args, "--json"], env, check_exit=0)
+    return json.loads(proc.stdout)
+
+
+def fixture_machine(name, into):
+    """Copies a fixture machine below `into` and drops the fake driver library on placeholders."""
+    root = Path(into) / name
+    shutil.copytree(FIXTURES / "machines" / name, root, symlinks=True)
+    for path in root.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            with open(path, "rb") as f:
+                if f.readline().rstrip(b"\n") == b"FAKE_NVIDIA_DRIVER":
+                    shutil.copyfile(FAKE_DRIVER, path)
+    return root
+
+
+def check(condition, message):
+    if not condition:
+        _failures.append(message)
+        print(f"FAIL: {message}", file=sys.stderr)
+
+
+def case(function):
+    """Runs one test function, recording an exception as a failure; prints its name."""
+    try:
+        with tempfile.TemporaryDirectory(prefix="cudaenv-cli-") as tmp:
+            function(Path(tmp))
+        print(f"ok: {function.__name__}")
+    except AssertionError as error:
+        _failures.append(f"{function.__name__}: {error}")
+        print(f"FAIL: {function.__name__}: {error}", file=sys.stderr)
+    return function
+
+
+def finish():
+    if _failures:
+        print(f"{len(_failures)} failure(s)", file=sys.stderr)
+        sys.exit(1)
+    sys.exit(0)

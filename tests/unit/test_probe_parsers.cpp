@@ -1,0 +1,100 @@
+// The parsers behind probe, fed the text real machines and tools print.
+
+#include <doctest/doctest.h>
+
+#include "probe/compilers.hpp"
+#include "probe/driver.hpp"
+#include "probe/kernel_modules.hpp"
+#include "probe/os_release.hpp"
+#include "probe/toolkits.hpp"
+
+using namespace cudaenv;
+using namespace cudaenv::probe;
+
+TEST_CASE("/proc/driver/nvidia/version: proprietary and open kernel modules") {
+  // Forms quoted in shared/data/compat-facts.md §3.2.
+  CHECK(parse_proc_driver_version(
+            "NVRM version: NVIDIA UNIX x86_64 Kernel Module  515.76  Mon Sep 12 19:21:56 UTC 2022\n"
+            "GCC version:  gcc version 7.5.0 (Ubuntu 7.5.0-3ubuntu1~18.04)\n") == "515.76");
+  CHECK(parse_proc_driver_version("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  575.57.08  "
+                                  "Release Build  (dvs-builder@U16)  Tue May 20 2025\n") == "575.57.08");
+  CHECK(parse_proc_driver_version("NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  580.65.06  "
+                                  "Release Build\n") == "580.65.06");
+  CHECK_FALSE(parse_proc_driver_version("GCC version: gcc version 12\n").has_value());
+  CHECK_FALSE(parse_proc_driver_version("").has_value());
+}
+
+TEST_CASE("driver versions from the driver libraries' file names") {
+  CHECK(driver_version_from_library_name("libcuda.so.535.104.05") == "535.104.05");
+  CHECK(driver_version_from_library_name("libnvidia-ml.so.580.95.05") == "580.95.05");
+  CHECK_FALSE(driver_version_from_library_name("libcuda.so.1").has_value());
+  CHECK_FALSE(driver_version_from_library_name("libcudart.so.12.4.127").has_value());
+}
+
+TEST_CASE("/proc/modules: only whole module names count") {
+  KernelModuleFacts facts;
+  parse_proc_modules(
+      "nvidia_uvm 1540096 0 - Live 0x0000000000000000 (POE)\n"
+      "nvidia_drm 77824 0 - Live 0x0000000000000000 (POE)\n"
+      "nvidia 56717312 1 nvidia_uvm, Live 0x0000000000000000 (POE)\n"
+      "nvidiafb 12345 0 - Live 0x0\n",
+      facts);
+  CHECK(facts.nvidia);
+  CHECK(facts.nvidia_uvm);
+  CHECK(facts.nvidia_drm);
+  CHECK_FALSE(facts.nvidia_modeset);
+  CHECK_FALSE(facts.nouveau);
+
+  KernelModuleFacts nouveau;
+  parse_proc_modules("nouveau 2433024 3 - Live 0xffffffffc0a00000\nvideo 65536 1 nouveau, Live 0x0\n", nouveau);
+  CHECK(nouveau.nouveau);
+  CHECK_FALSE(nouveau.nvidia);
+}
+
+TEST_CASE("/etc/os-release with quotes and comments") {
+  OsFacts facts;
+  parse_os_release(
+      "# comment\nPRETTY_NAME=\"Ubuntu 24.04.1 LTS\"\nNAME=\"Ubuntu\"\nVERSION_ID=\"24.04\"\n"
+      "VERSION_CODENAME=noble\nID=ubuntu\nID_LIKE=debian\n",
+      facts);
+  CHECK(facts.id == "ubuntu");
+  CHECK(facts.id_like == "debian");
+  CHECK(facts.version_id == "24.04");
+  CHECK(facts.codename == "noble");
+  CHECK(facts.pretty_name == "Ubuntu 24.04.1 LTS");
+}
+
+TEST_CASE("nvcc --version output, as CUDA 13.0 and 11.8 print it") {
+  CHECK(parse_nvcc_version_output("nvcc: NVIDIA (R) Cuda compiler driver\n"
+                                  "Copyright (c) 2005-2025 NVIDIA Corporation\n"
+                                  "Built on Wed_Aug_20_01:58:59_PM_PDT_2025\n"
+                                  "Cuda compilation tools, release 13.0, V13.0.88\n"
+                                  "Build cuda_13.0.r13.0/compiler.36424714_0\n")
+            ->str() == "13.0.88");
+  CHECK(parse_nvcc_version_output("Cuda compilation tools, release 11.8, V11.8.89\n")->str() == "11.8.89");
+  CHECK_FALSE(parse_nvcc_version_output("bash: nvcc: command not found\n").has_value());
+}
+
+TEST_CASE("version.json names the release and nvcc's own version") {
+  const auto version = parse_version_json(R"json({
+    "cuda" : { "name" : "CUDA SDK", "version" : "12.4.1" },
+    "cuda_cudart" : { "name" : "CUDA Runtime (cudart)", "version" : "12.4.127" },
+    "cuda_nvcc" : { "name" : "CUDA NVCC", "version" : "12.4.131" }
+  })json");
+  CHECK(version.release->str() == "12.4.1");
+  CHECK(version.nvcc->str() == "12.4.131");
+  CHECK_FALSE(parse_version_json("{ not json").release.has_value());
+  CHECK_FALSE(parse_version_json(R"({"cuda": "12.4"})").release.has_value());
+}
+
+TEST_CASE("version.txt of CUDA 11.0 and older") {
+  CHECK(parse_version_txt("CUDA Version 11.0.228\n")->str() == "11.0.228");
+  CHECK_FALSE(parse_version_txt("something else").has_value());
+}
+
+TEST_CASE("host compiler versions from gcc and clang") {
+  CHECK(parse_compiler_version("12.2.0\n")->str() == "12.2.0");
+  CHECK(parse_compiler_version("Debian clang version 14.0.6\nTarget: x86_64-pc-linux-gnu\n")->str() == "14.0.6");
+  CHECK(parse_compiler_version("Ubuntu clang version 18.1.3 (1ubuntu1)\n")->str() == "18.1.3");
+  CHECK_FALSE(parse_compiler_version("").has_value());
+}
