@@ -15,8 +15,9 @@ constexpr int usage_exit = static_cast<int>(ErrorKind::usage);
 int report_parse_error(const CLI::ParseError& error, CLI::App& app, Context& context) {
   // Help and --version are successful "errors" in CLI11's model.
   if (error.get_exit_code() == 0) {
-    context.out << (dynamic_cast<const CLI::CallForVersion*>(&error) ? std::string(error.what()) + "\n"
-                                                                       : app.help());
+    context.out << (dynamic_cast<const CLI::CallForVersion*>(&error)
+                        ? std::string(error.what()) + "\n"
+                        : app.help());
     return 0;
   }
   context.err << "cudaenv: error: " << error.what() << '\n'

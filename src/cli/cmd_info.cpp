@@ -39,16 +39,19 @@ class InfoPrinter {
 
   void print_driver(const probe::MachineFacts& facts) {
     if (!facts.driver) {
-      line("Driver", styled("none", Tone::warn, colour_) +
-                         " (no NVIDIA driver: no libnvidia-ml/libcuda, no /proc/driver/nvidia/version)");
+      line("Driver",
+           styled("none", Tone::warn, colour_) +
+               " (no NVIDIA driver: no libnvidia-ml/libcuda, no /proc/driver/nvidia/version)");
       return;
     }
     const auto& driver = *facts.driver;
     std::string value = driver.version;
-    if (!driver.loaded) value += styled(" (installed, kernel module not loaded)", Tone::bad, colour_);
+    if (!driver.loaded)
+      value += styled(" (installed, kernel module not loaded)", Tone::bad, colour_);
     value += driver.cuda_version ? "  supports CUDA <= " + driver.cuda_version->str()
                                  : "  (CUDA version unknown: libcuda not loadable)";
-    value += styled("  [" + std::string(probe::to_string(driver.version_source)) + "]", Tone::dim, colour_);
+    value += styled("  [" + std::string(probe::to_string(driver.version_source)) + "]", Tone::dim,
+                    colour_);
     line("Driver", value);
   }
 
@@ -61,23 +64,25 @@ class InfoPrinter {
     for (const auto& gpu : gpus) {
       const auto& cc = gpu.compute_capability;
       std::string value = std::to_string(gpu.index) + ": " + gpu.name + "  compute " + cc.str() +
-                          " (sm_" + std::to_string(cc.major()) + std::to_string(cc.minor()) + ")  " +
-                          human_bytes(gpu.memory_bytes);
+                          " (sm_" + std::to_string(cc.major()) + std::to_string(cc.minor()) +
+                          ")  " + human_bytes(gpu.memory_bytes);
       first ? line("GPUs", value) : continuation(value);
       first = false;
     }
   }
 
   std::string flag(const char* name, bool loaded) {
-    return std::string(name) + " " + styled(loaded ? "loaded" : "absent", loaded ? Tone::good : Tone::dim, colour_);
+    return std::string(name) + " " +
+           styled(loaded ? "loaded" : "absent", loaded ? Tone::good : Tone::dim, colour_);
   }
 
   void print_modules(const probe::KernelModuleFacts& modules) {
     if (!modules.modules_readable) {
       line("Modules", "unknown (/proc/modules unreadable)");
     } else {
-      line("Modules", flag("nvidia", modules.nvidia) + ", " + flag("nvidia_uvm", modules.nvidia_uvm) +
-                          ", " + flag("nouveau", modules.nouveau));
+      line("Modules", flag("nvidia", modules.nvidia) + ", " +
+                          flag("nvidia_uvm", modules.nvidia_uvm) + ", " +
+                          flag("nouveau", modules.nouveau));
     }
     continuation(modules.device_nodes.empty() ? "no /dev/nvidia* device nodes"
                                               : text::join(modules.device_nodes, " "));
@@ -90,8 +95,9 @@ class InfoPrinter {
       std::vector<std::string> via;
       for (size_t i = 0; i < toolkit.origins.size(); ++i) {
         via.push_back(toolkit.origins[i] == probe::ToolkitOrigin::path_nvcc ? "nvcc on PATH"
-                      : toolkit.origins[i] == probe::ToolkitOrigin::cuda_home ? "CUDA_HOME"
-                                                                            : toolkit.found_at[i]);
+                      : toolkit.origins[i] == probe::ToolkitOrigin::cuda_home
+                          ? "CUDA_HOME"
+                          : toolkit.found_at[i]);
       }
       std::string value = (toolkit.version ? toolkit.version->str() : "?") + "  " + toolkit.path;
       std::string detail = "from " + toolkit.version_source;
@@ -117,8 +123,9 @@ class InfoPrinter {
   }
 
   void print_os(const probe::OsFacts& os) {
-    std::string value = os.pretty_name.empty() ? (os.id.empty() ? "unknown" : os.id + " " + os.version_id)
-                                               : os.pretty_name;
+    std::string value = os.pretty_name.empty()
+                            ? (os.id.empty() ? "unknown" : os.id + " " + os.version_id)
+                            : os.pretty_name;
     if (!os.kernel.empty()) value += ", kernel " + os.kernel;
     if (!os.architecture.empty()) value += ", " + os.architecture;
     line("OS", value);
@@ -149,8 +156,8 @@ class InfoPrinter {
 }  // namespace
 
 int run_info(const InfoOptions& options, Context& context) {
-  const auto facts = probe::probe_machine(
-      {context.sysroot, context.loader, context.runner, context.env, paths::data_root(context.env)});
+  const auto facts = probe::probe_machine({context.sysroot, context.loader, context.runner,
+                                           context.env, paths::data_root(context.env)});
   if (options.json) {
     context.out << info_to_json(facts).dump(2) << '\n';
   } else {
@@ -163,7 +170,8 @@ void add_info_command(CLI::App& app, Context& context, Outcome& outcome) {
   auto options = std::make_shared<InfoOptions>();
   auto* command = app.add_subcommand("info", "Show what cudaenv sees on this machine");
   command->add_flag("--json", options->json, "Print the report as JSON");
-  command->callback([options, &context, &outcome] { outcome.exit_code = run_info(*options, context); });
+  command->callback(
+      [options, &context, &outcome] { outcome.exit_code = run_info(*options, context); });
 }
 
 }  // namespace cudaenv::cli

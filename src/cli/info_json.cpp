@@ -34,12 +34,9 @@ json gpus_json(const std::vector<probe::GpuFacts>& gpus) {
 }
 
 json modules_json(const probe::KernelModuleFacts& modules) {
-  return {{"readable", modules.modules_readable},
-          {"nvidia", modules.nvidia},
-          {"nvidia_uvm", modules.nvidia_uvm},
-          {"nvidia_modeset", modules.nvidia_modeset},
-          {"nvidia_drm", modules.nvidia_drm},
-          {"nouveau", modules.nouveau},
+  return {{"readable", modules.modules_readable}, {"nvidia", modules.nvidia},
+          {"nvidia_uvm", modules.nvidia_uvm},     {"nvidia_modeset", modules.nvidia_modeset},
+          {"nvidia_drm", modules.nvidia_drm},     {"nouveau", modules.nouveau},
           {"device_nodes", modules.device_nodes}};
 }
 
@@ -48,22 +45,27 @@ json toolkits_json(const std::vector<probe::ToolkitFacts>& toolkits) {
   for (const auto& toolkit : toolkits) {
     json origins = json::array();
     for (size_t i = 0; i < toolkit.origins.size(); ++i) {
-      origins.push_back({{"kind", probe::to_string(toolkit.origins[i])}, {"path", toolkit.found_at[i]}});
+      origins.push_back(
+          {{"kind", probe::to_string(toolkit.origins[i])}, {"path", toolkit.found_at[i]}});
     }
-    list.push_back({{"path", toolkit.path},
-                    {"version", optional_version(toolkit.version)},
-                    {"release", toolkit.version ? json(toolkit.version->major_minor().str()) : json(nullptr)},
-                    {"nvcc_version", optional_version(toolkit.nvcc_version)},
-                    {"version_source", toolkit.version_source},
-                    {"from_wheels", toolkit.from_wheels},
-                    {"origins", origins}});
+    list.push_back(
+        {{"path", toolkit.path},
+         {"version", optional_version(toolkit.version)},
+         {"release", toolkit.version ? json(toolkit.version->major_minor().str()) : json(nullptr)},
+         {"nvcc_version", optional_version(toolkit.nvcc_version)},
+         {"version_source", toolkit.version_source},
+         {"from_wheels", toolkit.from_wheels},
+         {"origins", origins}});
   }
   return list;
 }
 
 json default_link_json(const std::optional<probe::DefaultLinkFacts>& link) {
   if (!link) return nullptr;
-  return {{"path", link->path}, {"chain", link->chain}, {"target", link->target}, {"dangling", link->dangling}};
+  return {{"path", link->path},
+          {"chain", link->chain},
+          {"target", link->target},
+          {"dangling", link->dangling}};
 }
 
 json compilers_json(const std::vector<probe::CompilerFacts>& compilers) {
@@ -79,9 +81,12 @@ json compilers_json(const std::vector<probe::CompilerFacts>& compilers) {
 
 json os_json(const probe::OsFacts& os) {
   const auto or_null = [](const std::string& s) { return s.empty() ? json(nullptr) : json(s); };
-  return {{"id", or_null(os.id)},           {"id_like", or_null(os.id_like)},
-          {"version_id", or_null(os.version_id)}, {"codename", or_null(os.codename)},
-          {"pretty_name", or_null(os.pretty_name)}, {"kernel", or_null(os.kernel)},
+  return {{"id", or_null(os.id)},
+          {"id_like", or_null(os.id_like)},
+          {"version_id", or_null(os.version_id)},
+          {"codename", or_null(os.codename)},
+          {"pretty_name", or_null(os.pretty_name)},
+          {"kernel", or_null(os.kernel)},
           {"architecture", or_null(os.architecture)}};
 }
 

@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
     SystemProcessRunner runner;
     const Sysroot sysroot(paths::sysroot(env));
     probe::DlLibraryLoader loader(sysroot);
-    cli::Context context{env, sysroot, runner, loader, std::cout, std::cerr, cli::colour_wanted(1, env)};
+    cli::Context context{
+        env, sysroot, runner, loader, std::cout, std::cerr, cli::colour_wanted(1, env)};
     return cli::run_app(argc, argv, context);
   } catch (const std::exception& error) {
     // Domain code returns errors as values; reaching here is a bug, reported without a stack dump.

@@ -36,7 +36,8 @@ std::string human_bytes(unsigned long long bytes) {
     ++unit;
   }
   std::array<char, 32> buffer{};
-  std::snprintf(buffer.data(), buffer.size(), unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+  std::snprintf(buffer.data(), buffer.size(), unit == 0 ? "%.0f %s" : "%.1f %s", value,
+                units[unit]);
   return buffer.data();
 }
 

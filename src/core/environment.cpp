@@ -14,7 +14,8 @@ Environment Environment::from_process() {
   for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
     const char* equals = std::strchr(*entry, '=');
     if (equals == nullptr) continue;
-    variables.emplace(std::string(*entry, static_cast<size_t>(equals - *entry)), std::string(equals + 1));
+    variables.emplace(std::string(*entry, static_cast<size_t>(equals - *entry)),
+                      std::string(equals + 1));
   }
   return Environment(std::move(variables));
 }

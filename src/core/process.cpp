@@ -4,12 +4,13 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
 #include <cerrno>
 #include <cstring>
+
+#include <sys/wait.h>
 
 extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX, not in any header
 
@@ -82,7 +83,8 @@ Result<ProcessResult> SystemProcessRunner::run(const Command& command) {
   if (command.argv.empty()) return make_error(ErrorKind::failure, "empty command line");
   Pipe out, err;
   if (!out.open() || !err.open()) {
-    return make_error(ErrorKind::failure, std::string("cannot create pipe: ") + std::strerror(errno));
+    return make_error(ErrorKind::failure,
+                      std::string("cannot create pipe: ") + std::strerror(errno));
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -94,7 +96,8 @@ Result<ProcessResult> SystemProcessRunner::run(const Command& command) {
   auto argv = c_strings(argv_storage);
   std::vector<std::string> env_storage;
   if (command.environment) {
-    for (const auto& [name, value] : *command.environment) env_storage.push_back(name + "=" + value);
+    for (const auto& [name, value] : *command.environment)
+      env_storage.push_back(name + "=" + value);
   }
   auto envp = c_strings(env_storage);
 

@@ -66,9 +66,7 @@ std::optional<std::string> Sysroot::read_file(const std::string& machine_path) c
   return content.str();
 }
 
-bool Sysroot::exists(const std::string& machine_path) const {
-  return resolve(machine_path).exists;
-}
+bool Sysroot::exists(const std::string& machine_path) const { return resolve(machine_path).exists; }
 
 bool Sysroot::is_directory(const std::string& machine_path) const {
   const auto chain = resolve(machine_path);

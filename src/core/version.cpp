@@ -80,8 +80,7 @@ Result<VersionSpec> VersionSpec::parse(std::string_view input) {
     }
     const auto version = Version::parse(clause_text);
     if (!version) {
-      return make_error(ErrorKind::usage,
-                        "invalid version spec \"" + std::string(text) + "\"",
+      return make_error(ErrorKind::usage, "invalid version spec \"" + std::string(text) + "\"",
                         "write a version such as 12.4 or a range such as \">=12.1,<12.5\"");
     }
     spec.clauses_.push_back({op, *version});

@@ -48,7 +48,7 @@ class Version {
 //   comparison := (">=" | "<=" | ">" | "<" | "==" | "=" | "!=") version
 class VersionSpec {
  public:
-  static Result<VersionSpec> parse(std::string_view text);
+  static Result<VersionSpec> parse(std::string_view input);
 
   bool matches(const Version& version) const;
   // The highest candidate the spec matches, or nullopt.
