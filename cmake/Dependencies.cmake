@@ -5,3 +5,5 @@ if(CUDAENV_TESTS)
   find_package(doctest 2.4 REQUIRED)
 endif()
 find_package(Threads REQUIRED)
+# toml++ (libtomlplusplus-dev) is used header-only; only its headers are needed.
+find_path(TOMLPLUSPLUS_INCLUDE_DIR toml++/toml.h REQUIRED)

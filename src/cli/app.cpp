@@ -25,6 +25,12 @@ int report_parse_error(const CLI::ParseError& error, CLI::App& app, Context& con
   return usage_exit;
 }
 
+int report_error(const Error& error, Context& context) {
+  context.err << "cudaenv: error: " << error.message << '\n';
+  if (!error.hint.empty()) context.err << "hint: " << error.hint << '\n';
+  return static_cast<int>(error.kind);
+}
+
 }  // namespace
 
 int run_app(int argc, const char* const* argv, Context& context) {
@@ -33,11 +39,13 @@ int run_app(int argc, const char* const* argv, Context& context) {
   app.require_subcommand(1);
   Outcome outcome;
   add_info_command(app, context, outcome);
+  add_resolve_command(app, context, outcome);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     return report_parse_error(error, app, context);
   }
+  if (!outcome.status) return report_error(outcome.status.error(), context);
   return outcome.exit_code;
 }
 

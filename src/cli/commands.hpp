@@ -8,9 +8,10 @@
 
 namespace cudaenv::cli {
 
-// Set by the chosen command's callback; the exit code of the process.
+// Set by the chosen command's callback: an error to report, or the exit code of the process.
 struct Outcome {
   int exit_code = 0;
+  Status status = Ok{};
 };
 
 struct InfoOptions {
@@ -18,5 +19,21 @@ struct InfoOptions {
 };
 int run_info(const InfoOptions& options, Context& context);
 void add_info_command(CLI::App& app, Context& context, Outcome& outcome);
+
+}  // namespace cudaenv::cli
+
+namespace cudaenv::cli {
+
+struct ResolveOptions {
+  std::string cuda, cudnn, torch, tensorflow, jax;
+  std::string driver, gcc;
+  std::vector<std::string> arch;
+  bool no_detect = false;
+  bool json = false;
+  bool verbose = false;
+};
+// Exit code 0 with a set, 4 when nothing fits (in outcome); errors for bad flags and unknown versions.
+Status run_resolve(const ResolveOptions& options, Context& context, Outcome& outcome);
+void add_resolve_command(CLI::App& app, Context& context, Outcome& outcome);
 
 }  // namespace cudaenv::cli

@@ -103,6 +103,34 @@ bool VersionSpec::matches(const Version& version) const {
   });
 }
 
+bool VersionSpec::matches_series(const Version& series) const {
+  return std::all_of(clauses_.begin(), clauses_.end(), [&](const Clause& clause) {
+    const bool longer = clause.version.size() > series.size();
+    std::vector<int> cut(clause.version.components().begin(),
+                         clause.version.components().begin() +
+                             static_cast<long>(std::min(clause.version.size(), series.size())));
+    std::string cut_text;
+    for (int c : cut) cut_text += (cut_text.empty() ? "" : ".") + std::to_string(c);
+    const Version bound = *Version::parse(cut_text);
+    switch (clause.op) {
+      case Op::prefix: return series.has_prefix(bound) || bound.has_prefix(series);
+      case Op::eq: return series == bound;
+      case Op::ne: return longer || series != bound;
+      case Op::lt: return longer ? series <= bound : series < bound;
+      case Op::le: return series <= bound;
+      case Op::gt: return longer ? series >= bound : series > bound;
+      case Op::ge: return series >= bound;
+    }
+    return false;
+  });
+}
+
+bool VersionSpec::is_exact_beyond(size_t length) const {
+  return clauses_.size() == 1 &&
+         (clauses_[0].op == Op::prefix || clauses_[0].op == Op::eq) &&
+         clauses_[0].version.size() > length;
+}
+
 std::optional<Version> VersionSpec::best_match(const std::vector<Version>& candidates) const {
   std::optional<Version> best;
   for (const auto& candidate : candidates) {

@@ -51,6 +51,11 @@ class VersionSpec {
   static Result<VersionSpec> parse(std::string_view input);
 
   bool matches(const Version& version) const;
+  // Whether some version of a release series (PyTorch "2.4" stands for 2.4.0, 2.4.1, ...) can
+  // match: clause versions are cut to the series' length, so "2.4.1" and ">=2.4.1" match "2.4".
+  bool matches_series(const Version& series) const;
+  // True when the spec names one exact version longer than `length` components ("2.4.1").
+  bool is_exact_beyond(size_t length) const;
   // The highest candidate the spec matches, or nullopt.
   std::optional<Version> best_match(const std::vector<Version>& candidates) const;
   const std::string& str() const { return text_; }

@@ -1,0 +1,47 @@
+#include "manifest/database.hpp"
+
+#include <algorithm>
+
+namespace cudaenv::manifest {
+
+namespace {
+
+template <typename T, typename Predicate>
+const T* find_if(const std::vector<T>& items, Predicate predicate) {
+  const auto it = std::find_if(items.begin(), items.end(), predicate);
+  return it == items.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+const CudaFamily* Database::family(int major) const {
+  return find_if(cuda_families, [&](const CudaFamily& f) { return f.major == major; });
+}
+
+const GpuArch* Database::arch(const Version& compute_capability) const {
+  return find_if(gpu_archs,
+                 [&](const GpuArch& a) { return a.compute_capability == compute_capability; });
+}
+
+const HostCompilerLimit* Database::host_compiler(const Version& cuda) const {
+  return find_if(host_compilers, [&](const HostCompilerLimit& h) {
+    return h.cuda.matches(cuda) || h.cuda.matches(cuda.major_minor());
+  });
+}
+
+const CudnnRelease* Database::cudnn(const Version& full_or_short) const {
+  return find_if(cudnn_releases, [&](const CudnnRelease& c) {
+    return c.full_version == full_or_short || c.version == full_or_short;
+  });
+}
+
+const DriverBranch* Database::branch_for(const Version& cuda) const {
+  return find_if(driver_branches,
+                 [&](const DriverBranch& b) { return b.max_cuda >= cuda.major_minor(); });
+}
+
+bool Database::has_source(const std::string& key) const {
+  return std::any_of(sources.begin(), sources.end(), [&](const Source& s) { return s.key == key; });
+}
+
+}  // namespace cudaenv::manifest

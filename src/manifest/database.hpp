@@ -1,0 +1,141 @@
+#pragma once
+// The compatibility database: what NVIDIA, the cuDNN support matrices and the framework projects
+// publish about which driver, toolkit, cuDNN and framework builds fit together. Loaded from the
+// TOML files in manifests/ (compiled in; a newer copy in the data root wins). Every record keeps
+// the source keys it was taken from.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/version.hpp"
+
+namespace cudaenv::manifest {
+
+struct Provenance {
+  std::vector<std::string> sources;  // keys of Database::sources
+  std::string confidence;            // "high", "medium" or "unconfirmed"
+  std::string note;
+};
+
+struct CudaRelease {
+  Version version;                   // 12.4.1
+  std::string label;                 // "12.4 Update 1"
+  std::optional<Version> min_driver; // Linux x86_64 driver for full support
+  std::optional<Version> nvcc;       // the cuda_nvcc component's version
+  Provenance provenance;
+};
+
+// Minor-version compatibility of a major family (12.x runs on any driver >= 525.60.13).
+struct CudaFamily {
+  int major = 0;
+  Version minor_compat_floor;
+  Provenance provenance;
+};
+
+struct GpuArch {
+  Version compute_capability;        // 8.6
+  std::string sm;                    // sm_86
+  std::string name;                  // Ampere
+  Version first_cuda;                // first toolkit that can compile for it
+  std::optional<Version> last_cuda;  // last toolkit that can; nullopt: still supported
+  std::optional<Version> min_driver; // the oldest driver that knows this GPU, where published
+  std::string examples;
+  Provenance provenance;
+};
+
+struct HostCompilerLimit {
+  VersionSpec cuda;  // the toolkit releases this row applies to
+  int gcc_max = 0;
+  int clang_max = 0;
+  Provenance provenance;
+};
+
+struct CudnnRelease {
+  Version version;       // 9.1.0
+  Version full_version;  // 9.1.0.70
+  std::vector<int> cuda_majors;
+  Provenance provenance;
+};
+
+// A row of NVIDIA's cuDNN support matrix: this cuDNN's build for one CUDA major supports these
+// toolkit minors.
+struct CudnnSupport {
+  Version cudnn;
+  int cuda_major = 0;
+  Version cuda_min;
+  Version cuda_max;
+  Provenance provenance;
+};
+
+struct PytorchVariant {
+  std::string tag;       // cu121
+  Version cuda;          // 12.1
+  Version cudnn;         // 9.1.0.70, as bundled in the wheel
+  bool experimental = false;
+  std::optional<std::vector<Version>> sass;  // compiled architectures; nullopt: not known
+  std::vector<Version> ptx;
+  std::string arch_source;
+};
+
+struct PytorchRelease {
+  Version version;  // 2.4 (a release series)
+  std::string pypi_default;
+  std::string index_url;  // with {tag}
+  std::vector<PytorchVariant> variants;
+  Provenance provenance;
+};
+
+struct TensorflowRelease {
+  Version version;
+  Version cuda;   // tested configuration: major.minor
+  Version cudnn;  // major.minor
+  Provenance provenance;
+};
+
+struct JaxPlugin {
+  int cuda_major = 0;
+  std::string pip_extra;  // jax[cuda12]
+  VersionSpec cuda;       // toolkit requirement
+  VersionSpec cudnn;
+  int min_driver_branch = 0;
+  Version min_compute_capability;
+  Provenance provenance;
+};
+
+struct DriverBranch {
+  int branch = 0;
+  std::string package;  // nvidia-driver-535
+  Version max_cuda;
+  Provenance provenance;
+};
+
+struct Source {
+  std::string key;
+  std::string citation;
+};
+
+struct Database {
+  std::vector<CudaRelease> cuda_releases;  // oldest first
+  std::vector<CudaFamily> cuda_families;
+  std::vector<GpuArch> gpu_archs;
+  std::vector<HostCompilerLimit> host_compilers;
+  std::vector<CudnnRelease> cudnn_releases;  // oldest first
+  std::vector<CudnnSupport> cudnn_support;
+  std::vector<PytorchRelease> pytorch;  // oldest first
+  std::vector<TensorflowRelease> tensorflow;
+  std::vector<JaxPlugin> jax;
+  std::vector<DriverBranch> driver_branches;  // oldest first
+  std::vector<Source> sources;
+  std::string revision;  // the oldest revision among the files loaded
+
+  const CudaFamily* family(int major) const;
+  const GpuArch* arch(const Version& compute_capability) const;
+  const HostCompilerLimit* host_compiler(const Version& cuda) const;
+  const CudnnRelease* cudnn(const Version& full_or_short) const;
+  // The oldest driver branch whose drivers support `cuda` (nvidia-driver-535 for 12.2).
+  const DriverBranch* branch_for(const Version& cuda) const;
+  bool has_source(const std::string& key) const;
+};
+
+}  // namespace cudaenv::manifest

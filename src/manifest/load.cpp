@@ -1,0 +1,269 @@
+#include "manifest/load.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "core/text.hpp"
+
+namespace cudaenv::manifest {
+
+namespace {
+
+// Reads fields of one file, keeping the first problem found; callers check `failed()` once.
+class FieldReader {
+ public:
+  explicit FieldReader(std::string file) : file_(std::move(file)) {}
+
+  bool failed() const { return error_.has_value(); }
+  Error error() const { return *error_; }
+
+  std::string text(const toml::table& table, const char* key, bool required = true) {
+    if (const auto* node = table.get(key)) {
+      if (auto value = node->value<std::string>()) return *value;
+      fail(table, key, "must be a string");
+    } else if (required) {
+      fail(table, key, "is missing");
+    }
+    return {};
+  }
+
+  std::optional<Version> version(const toml::table& table, const char* key, bool required = true) {
+    const auto raw = text(table, key, required);
+    if (raw.empty()) return std::nullopt;
+    auto parsed = Version::parse(raw);
+    if (!parsed) fail(table, key, "\"" + raw + "\" is not a version");
+    return parsed;
+  }
+
+  Version required_version(const toml::table& table, const char* key) {
+    return version(table, key).value_or(Version::from_cuda_int(0));
+  }
+
+  VersionSpec spec(const toml::table& table, const char* key) {
+    const auto raw = text(table, key);
+    auto parsed = VersionSpec::parse(raw.empty() ? "latest" : raw);
+    if (!parsed) {
+      fail(table, key, "\"" + raw + "\" is not a version spec");
+      return *VersionSpec::parse("latest");
+    }
+    return *parsed;
+  }
+
+  int integer(const toml::table& table, const char* key, bool required = true) {
+    if (const auto* node = table.get(key)) {
+      if (auto value = node->value<int64_t>()) return static_cast<int>(*value);
+      fail(table, key, "must be an integer");
+    } else if (required) {
+      fail(table, key, "is missing");
+    }
+    return 0;
+  }
+
+  std::vector<std::string> strings(const toml::table& table, const char* key) {
+    std::vector<std::string> values;
+    const auto* array = table.get_as<toml::array>(key);
+    if (array == nullptr) return values;
+    for (const auto& element : *array) {
+      if (auto value = element.value<std::string>()) values.push_back(*value);
+      else fail(table, key, "must hold strings only");
+    }
+    return values;
+  }
+
+  std::vector<Version> versions(const toml::table& table, const char* key) {
+    std::vector<Version> values;
+    for (const auto& raw : strings(table, key)) {
+      if (auto parsed = Version::parse(raw)) values.push_back(*parsed);
+      else fail(table, key, "\"" + raw + "\" is not a version");
+    }
+    return values;
+  }
+
+  // A CUDA major written as a string ("12").
+  int major(const toml::table& table, const std::string& raw) {
+    const auto value = text::parse_integer(raw);
+    if (!value) fail(table, "cuda major", "\"" + raw + "\" is not a number");
+    return static_cast<int>(value.value_or(0));
+  }
+
+  Provenance provenance(const toml::table& table) {
+    return Provenance{strings(table, "sources"), text(table, "confidence", false),
+                      text(table, "note", false)};
+  }
+
+  void fail(const toml::table& where, const std::string& key, const std::string& problem) {
+    if (error_) return;
+    // Point at the key's own line when it exists, else at the table's header.
+    const auto* node = where.get(key);
+    const auto line = (node != nullptr ? node->source() : where.source()).begin.line;
+    error_ = make_error(ErrorKind::failure,
+                        file_ + ":" + std::to_string(line) + ": " + key +
+                            " " + problem,
+                        "fix the manifest file or remove the copy in the data root");
+  }
+
+ private:
+  std::string file_;
+  std::optional<Error> error_;
+};
+
+template <typename Fn>
+void for_each_table(const toml::table& root, const char* key, Fn&& read_one) {
+  if (const auto* array = root.get_as<toml::array>(key)) {
+    for (const auto& element : *array) {
+      if (const auto* table = element.as_table()) read_one(*table);
+    }
+  }
+}
+
+void read_cuda(const toml::table& root, FieldReader& r, Database& db) {
+  for_each_table(root, "release", [&](const toml::table& t) {
+    db.cuda_releases.push_back({r.required_version(t, "version"), r.text(t, "label", false),
+                                r.version(t, "min_driver", false), r.version(t, "nvcc", false),
+                                r.provenance(t)});
+  });
+  for_each_table(root, "family", [&](const toml::table& t) {
+    db.cuda_families.push_back(
+        {r.integer(t, "major"), r.required_version(t, "minor_compat_floor"), r.provenance(t)});
+  });
+  for_each_table(root, "arch", [&](const toml::table& t) {
+    db.gpu_archs.push_back({r.required_version(t, "compute_capability"), r.text(t, "sm"),
+                            r.text(t, "name"), r.required_version(t, "first_cuda"),
+                            r.version(t, "last_cuda", false), r.version(t, "min_driver", false),
+                            r.text(t, "examples", false),
+                            r.provenance(t)});
+  });
+  for_each_table(root, "host_compiler", [&](const toml::table& t) {
+    db.host_compilers.push_back({r.spec(t, "cuda"), r.integer(t, "gcc_max"),
+                                 r.integer(t, "clang_max"), r.provenance(t)});
+  });
+}
+
+void read_cudnn(const toml::table& root, FieldReader& r, Database& db) {
+  for_each_table(root, "release", [&](const toml::table& t) {
+    std::vector<int> majors;
+    for (const auto& major : r.strings(t, "cuda_majors")) majors.push_back(r.major(t, major));
+    db.cudnn_releases.push_back({r.required_version(t, "version"),
+                                 r.required_version(t, "full_version"), majors, r.provenance(t)});
+  });
+  for_each_table(root, "support", [&](const toml::table& t) {
+    db.cudnn_support.push_back({r.required_version(t, "cudnn"),
+                                r.major(t, r.text(t, "cuda_major")),
+                                r.required_version(t, "cuda_min"),
+                                r.required_version(t, "cuda_max"), r.provenance(t)});
+  });
+}
+
+PytorchVariant read_variant(const toml::table& t, FieldReader& r) {
+  PytorchVariant variant{r.text(t, "tag"), r.required_version(t, "cuda"),
+                         r.required_version(t, "cudnn"), r.text(t, "status") == "experimental",
+                         std::nullopt, r.versions(t, "ptx"), r.text(t, "arch_source", false)};
+  if (t.contains("sass")) variant.sass = r.versions(t, "sass");
+  return variant;
+}
+
+void read_frameworks(const toml::table& root, FieldReader& r, Database& db) {
+  for_each_table(root, "pytorch", [&](const toml::table& t) {
+    PytorchRelease release{r.required_version(t, "version"), r.text(t, "pypi_default"),
+                           r.text(t, "index_url"), {}, r.provenance(t)};
+    for_each_table(t, "variant", [&](const toml::table& v) {
+      release.variants.push_back(read_variant(v, r));
+    });
+    db.pytorch.push_back(std::move(release));
+  });
+  for_each_table(root, "tensorflow", [&](const toml::table& t) {
+    db.tensorflow.push_back({r.required_version(t, "version"), r.required_version(t, "cuda"),
+                             r.required_version(t, "cudnn"), r.provenance(t)});
+  });
+  for_each_table(root, "jax", [&](const toml::table& t) {
+    db.jax.push_back({r.integer(t, "cuda_major"), r.text(t, "pip_extra"), r.spec(t, "cuda"),
+                      r.spec(t, "cudnn"), r.integer(t, "min_driver_branch"),
+                      r.required_version(t, "min_compute_capability"), r.provenance(t)});
+  });
+}
+
+void read_drivers(const toml::table& root, FieldReader& r, Database& db) {
+  for_each_table(root, "branch", [&](const toml::table& t) {
+    db.driver_branches.push_back({r.integer(t, "branch"), r.text(t, "package"),
+                                  r.required_version(t, "max_cuda"), r.provenance(t)});
+  });
+}
+
+void read_sources(const toml::table& root, Database& db) {
+  if (const auto* table = root.get_as<toml::table>("sources")) {
+    for (const auto& [key, value] : *table) {
+      db.sources.push_back({std::string(key.str()), value.value_or(std::string{})});
+    }
+  }
+}
+
+Result<toml::table> parse_toml(const ManifestFile& file) {
+  try {
+    return toml::parse(file.text, file.origin.empty() ? file.name : file.origin);
+  } catch (const toml::parse_error& e) {
+    return make_error(ErrorKind::failure,
+                      (file.origin.empty() ? file.name : file.origin) + ":" +
+                          std::to_string(e.source().begin.line) + ":" +
+                          std::to_string(e.source().begin.column) + ": " +
+                          std::string(e.description()),
+                      "fix the manifest file or remove the copy in the data root");
+  }
+}
+
+std::string revision_of(const toml::table& root) {
+  return root["meta"]["revision"].value_or(std::string{});
+}
+
+template <typename T>
+void sort_by_version(std::vector<T>& items) {
+  std::stable_sort(items.begin(), items.end(),
+                   [](const T& a, const T& b) { return a.version < b.version; });
+}
+
+}  // namespace
+
+Result<Database> load_database(const std::vector<ManifestFile>& files) {
+  Database db;
+  for (const auto& file : files) {
+    auto root = parse_toml(file);
+    if (!root) return root.error();
+    FieldReader reader(file.origin.empty() ? file.name : file.origin);
+    if (file.name == "cuda.toml") read_cuda(*root, reader, db);
+    else if (file.name == "cudnn.toml") read_cudnn(*root, reader, db);
+    else if (file.name == "frameworks.toml") read_frameworks(*root, reader, db);
+    else if (file.name == "drivers.toml") read_drivers(*root, reader, db);
+    else if (file.name == "sources.toml") read_sources(*root, db);
+    if (reader.failed()) return reader.error();
+    const auto revision = revision_of(*root);
+    if (db.revision.empty() || revision < db.revision) db.revision = revision;
+  }
+  sort_by_version(db.cuda_releases);
+  sort_by_version(db.pytorch);
+  sort_by_version(db.tensorflow);
+  std::stable_sort(db.cudnn_releases.begin(), db.cudnn_releases.end(),
+                   [](const auto& a, const auto& b) { return a.full_version < b.full_version; });
+  return db;
+}
+
+Result<Database> load_default_database(const std::filesystem::path& data_root) {
+  std::vector<ManifestFile> files = embedded_manifests();
+  for (auto& file : files) {
+    const auto override_path = data_root / "manifests" / file.name;
+    std::ifstream in(override_path);
+    if (!in) continue;
+    std::ostringstream text;
+    text << in.rdbuf();
+    ManifestFile candidate{file.name, text.str(), override_path.string()};
+    auto parsed = parse_toml(candidate);
+    if (!parsed) return parsed.error();
+    auto embedded = parse_toml(file);
+    if (embedded && revision_of(*parsed) > revision_of(*embedded)) {
+      file = std::move(candidate);
+    }
+  }
+  return load_database(files);
+}
+
+}  // namespace cudaenv::manifest

@@ -1,0 +1,278 @@
+#include "resolve/resolver.hpp"
+
+#include <algorithm>
+
+#include "resolve/builds.hpp"
+#include "resolve/suggestions.hpp"
+
+namespace cudaenv::resolve {
+
+namespace {
+
+std::string describe(const manifest::CudaRelease& release, const std::vector<const FrameworkBuild*>& combo) {
+  std::string text = "CUDA " + release.version.str();
+  for (const auto* build : combo) {
+    text += " + " + build->choice.name + " " + build->choice.version;
+    if (!build->choice.variant.empty()) text += " " + build->choice.variant;
+  }
+  return text;
+}
+
+std::string driver_problem(const DriverCheck& check, const Version& driver) {
+  std::string text = "needs driver >= " + (check.full_minimum ? check.full_minimum->str() : "?");
+  if (check.compat_floor) text += " (minor-compat >= " + check.compat_floor->str() + ")";
+  return text + "; this driver is " + driver.str();
+}
+
+// Why a build cannot go with this toolkit release or these GPUs; nullopt if it can.
+std::optional<std::string> build_problem(const FrameworkBuild& build, const manifest::CudaRelease& release,
+                                         const Target& target) {
+  const auto& name = build.choice.name;
+  if (build.cuda_major_minor && release.version.major_minor() != *build.cuda_major_minor) {
+    return name + " " + build.choice.version + " " + build.choice.variant + " is built for CUDA " +
+           build.cuda_major_minor->str();
+  }
+  if (build.cuda_range && !build.cuda_range->matches(release.version)) {
+    return name + " " + build.choice.variant + " needs CUDA " + build.cuda_range->str();
+  }
+  if (build.min_driver_branch > 0 && target.driver && target.driver->major() < build.min_driver_branch) {
+    return name + " " + build.choice.variant + " needs driver branch >= " + std::to_string(build.min_driver_branch);
+  }
+  for (const auto& gpu : target.gpus) {
+    if (build.min_compute_capability && gpu < *build.min_compute_capability) {
+      return name + " " + build.choice.variant + " needs compute capability >= " +
+             build.min_compute_capability->str() + "; this GPU is " + sm_name(gpu);
+    }
+    if (build.torch_variant && pytorch_coverage(*build.torch_variant, gpu) == Coverage::none) {
+      return "torch " + build.choice.version + " " + build.choice.variant + " has no kernels for " +
+             sm_name(gpu) + " (the GPU fails with \"no kernel image is available\")";
+    }
+  }
+  return std::nullopt;
+}
+
+bool cudnn_supports(const manifest::Database& db, const manifest::CudnnRelease& cudnn,
+                    const Version& toolkit) {
+  bool matrix_row = false;
+  for (const auto& row : db.cudnn_support) {
+    if (row.cudnn != cudnn.version || row.cuda_major != toolkit.major()) continue;
+    matrix_row = true;
+    const auto minor = toolkit.major_minor();
+    if (minor >= row.cuda_min && minor <= row.cuda_max) return true;
+  }
+  if (matrix_row) return false;
+  return std::find(cudnn.cuda_majors.begin(), cudnn.cuda_majors.end(), toolkit.major()) !=
+         cudnn.cuda_majors.end();
+}
+
+bool cudnn_fits(const manifest::Database& db, const manifest::CudnnRelease& cudnn,
+                const manifest::CudaRelease& release, const Request& request,
+                const std::vector<const FrameworkBuild*>& combo) {
+  if (request.cudnn && !request.cudnn->matches(cudnn.version) && !request.cudnn->matches(cudnn.full_version)) {
+    return false;
+  }
+  bool bundled = false;
+  for (const auto* build : combo) {
+    if (build->cudnn_exact) {
+      if (cudnn.full_version != *build->cudnn_exact) return false;
+      bundled = true;  // a wheel's own cuDNN build is made for its CUDA
+    }
+    if (build->cudnn_series && !cudnn.version.has_prefix(*build->cudnn_series)) return false;
+    if (build->cudnn_range && !build->cudnn_range->matches(cudnn.version)) return false;
+  }
+  return bundled || cudnn_supports(db, cudnn, release.version);
+}
+
+bool needs_cudnn(const Request& request, const std::vector<const FrameworkBuild*>& combo) {
+  return request.cudnn || std::any_of(combo.begin(), combo.end(), [](const FrameworkBuild* b) {
+           return b->cudnn_exact || b->cudnn_series || b->cudnn_range;
+         });
+}
+
+std::vector<std::string> set_warnings(const manifest::Database& db, const Solution& solution,
+                                      const Target& target, const std::vector<const FrameworkBuild*>& combo) {
+  std::vector<std::string> warnings;
+  const auto& version = solution.cuda->version;
+  if (solution.driver.mode == DriverMode::minor_compat) {
+    warnings.push_back("driver " + target.driver->str() + " runs CUDA " + version.str() +
+                       " only in minor-version-compatibility mode: PTX newer than the driver "
+                       "cannot be JIT-compiled and some APIs return cudaErrorCallRequiresNewerDriver; " +
+                       (solution.driver.full_minimum
+                            ? "driver >= " + solution.driver.full_minimum->str() + " gives full support"
+                            : std::string("the database does not know the driver for full support")));
+  }
+  if (target.gcc) {
+    if (const auto* limit = db.host_compiler(version); limit && target.gcc->major() > limit->gcc_max) {
+      warnings.push_back("host gcc " + target.gcc->str() + " is newer than CUDA " + version.major_minor().str() +
+                         " supports (gcc <= " + std::to_string(limit->gcc_max) + "): install gcc-" +
+                         std::to_string(limit->gcc_max) + " and set NVCC_CCBIN=gcc-" +
+                         std::to_string(limit->gcc_max) + ", or pass -allow-unsupported-compiler at your own risk");
+    }
+  }
+  for (const auto* build : combo) {
+    if (build->experimental) {
+      warnings.push_back(build->choice.name + " " + build->choice.version + " " + build->choice.variant +
+                         " is an experimental build");
+    }
+    if (!build->torch_variant) continue;
+    for (const auto& gpu : target.gpus) {
+      const auto coverage = pytorch_coverage(*build->torch_variant, gpu);
+      if (coverage == Coverage::ptx_jit) {
+        warnings.push_back("torch " + build->choice.variant + " has only PTX for " + sm_name(gpu) +
+                           ": kernels are JIT-compiled at first use (slow start)");
+      } else if (coverage == Coverage::unknown) {
+        warnings.push_back("the GPU architectures compiled into torch " + build->choice.version + " " +
+                           build->choice.variant + " are not in the database; " + sm_name(gpu) + " is unchecked");
+      }
+    }
+  }
+  return warnings;
+}
+
+// Preference: full driver support over minor-compat, then newer frameworks (in request order),
+// then the newer toolkit, then the newer cuDNN.
+bool preferred(const Solution& a, const Solution& b) {
+  const bool a_full = a.driver.mode != DriverMode::minor_compat;
+  const bool b_full = b.driver.mode != DriverMode::minor_compat;
+  if (a_full != b_full) return a_full;
+  for (size_t i = 0; i < a.frameworks.size() && i < b.frameworks.size(); ++i) {
+    if (a.frameworks[i].rank != b.frameworks[i].rank) return a.frameworks[i].rank > b.frameworks[i].rank;
+  }
+  if (a.cuda->version != b.cuda->version) return a.cuda->version > b.cuda->version;
+  if (a.cudnn && b.cudnn) return a.cudnn->full_version > b.cudnn->full_version;
+  return false;
+}
+
+class Solver {
+ public:
+  Solver(const manifest::Database& db, const Target& target, const Request& request)
+      : db_(db), target_(target), request_(request), builds_(requested_builds(db, request)) {}
+
+  Resolution run() {
+    for (auto release = db_.cuda_releases.rbegin(); release != db_.cuda_releases.rend(); ++release) {
+      if (request_.cuda && !request_.cuda->matches(release->version)) continue;
+      consider(*release);
+    }
+    std::stable_sort(result_.solutions.begin(), result_.solutions.end(), preferred);
+    return std::move(result_);
+  }
+
+ private:
+  void consider(const manifest::CudaRelease& release) {
+    const auto check = check_driver(db_, release, target_.driver);
+    if (check.mode == DriverMode::too_old) {
+      return reject(describe(release, {}), driver_problem(check, *target_.driver));
+    }
+    for (const auto& gpu : target_.gpus) {
+      if (auto problem = arch_problem(db_, release, gpu)) return reject(describe(release, {}), *problem);
+      if (auto problem = gpu_driver_problem(db_, gpu, target_.driver)) return reject(describe(release, {}), *problem);
+    }
+    std::vector<const FrameworkBuild*> combo;
+    combine(release, check, combo);
+  }
+
+  // Walks the cross product of the requested frameworks' builds, one list at a time.
+  void combine(const manifest::CudaRelease& release, const DriverCheck& check,
+               std::vector<const FrameworkBuild*>& combo) {
+    if (combo.size() == builds_.size()) return finish(release, check, combo);
+    const auto& list = builds_[combo.size()];
+    bool any_for_toolkit = false;
+    for (const auto& build : list) {
+      const bool same_toolkit = !build.cuda_major_minor || release.version.major_minor() == *build.cuda_major_minor;
+      any_for_toolkit = any_for_toolkit || same_toolkit;
+      if (auto problem = build_problem(build, release, target_)) {
+        if (same_toolkit) reject(describe(release, {&build}), *problem);
+        continue;
+      }
+      combo.push_back(&build);
+      combine(release, check, combo);
+      combo.pop_back();
+    }
+    if (!any_for_toolkit && !list.empty()) {
+      reject(describe(release, {}), "no " + list.front().choice.name + " build matching the request is made for CUDA " +
+                                        release.version.major_minor().str());
+    }
+  }
+
+  void finish(const manifest::CudaRelease& release, const DriverCheck& check,
+              const std::vector<const FrameworkBuild*>& combo) {
+    Solution solution{&release, check, nullptr, {}, {}};
+    if (needs_cudnn(request_, combo)) {
+      for (auto cudnn = db_.cudnn_releases.rbegin(); cudnn != db_.cudnn_releases.rend(); ++cudnn) {
+        if (cudnn_fits(db_, *cudnn, release, request_, combo)) {
+          solution.cudnn = &*cudnn;
+          break;
+        }
+      }
+      if (!solution.cudnn) return reject(describe(release, combo), "no cuDNN release satisfies " + cudnn_wishes(combo));
+    }
+    for (const auto* build : combo) solution.frameworks.push_back(build->choice);
+    solution.warnings = set_warnings(db_, solution, target_, combo);
+    result_.solutions.push_back(std::move(solution));
+  }
+
+  std::string cudnn_wishes(const std::vector<const FrameworkBuild*>& combo) const {
+    std::vector<std::string> wishes;
+    if (request_.cudnn) wishes.push_back("--cudnn " + request_.cudnn->str());
+    for (const auto* build : combo) {
+      const auto who = build->choice.name + " " + build->choice.version;
+      if (build->cudnn_exact) wishes.push_back(who + " (bundles " + build->cudnn_exact->str() + ")");
+      if (build->cudnn_series) wishes.push_back(who + " (tested with " + build->cudnn_series->str() + ")");
+      if (build->cudnn_range) wishes.push_back(who + " (needs " + build->cudnn_range->str() + ")");
+    }
+    std::string text;
+    for (const auto& wish : wishes) text += (text.empty() ? "" : " and ") + wish;
+    return text + " for this toolkit";
+  }
+
+  void reject(std::string candidate, std::string reason) {
+    result_.rejected.push_back({std::move(candidate), std::move(reason)});
+  }
+
+  const manifest::Database& db_;
+  const Target& target_;
+  const Request& request_;
+  std::vector<std::vector<FrameworkBuild>> builds_;
+  Resolution result_;
+};
+
+}  // namespace
+
+Resolution resolve_without_suggestions(const manifest::Database& db, const Target& target,
+                                       const Request& request) {
+  return Solver(db, target, request).run();
+}
+
+Resolution resolve(const manifest::Database& db, const Target& target, const Request& request) {
+  auto resolution = resolve_without_suggestions(db, target, request);
+  if (!resolution.ok()) resolution.suggestions = suggest(db, target, request);
+  return resolution;
+}
+
+std::vector<std::string> unknown_versions(const manifest::Database& db, const Request& request) {
+  std::vector<std::string> unknown;
+  const auto none_match = [](const auto& releases, const VersionSpec& spec) {
+    return std::none_of(releases.begin(), releases.end(), [&](const auto& r) {
+      return spec.matches(r.version) || spec.matches_series(r.version);
+    });
+  };
+  if (request.cuda && none_match(db.cuda_releases, *request.cuda)) unknown.push_back("CUDA " + request.cuda->str());
+  if (request.torch && none_match(db.pytorch, *request.torch)) unknown.push_back("torch " + request.torch->str());
+  if (request.tensorflow && none_match(db.tensorflow, *request.tensorflow)) {
+    unknown.push_back("tensorflow " + request.tensorflow->str());
+  }
+  if (request.cudnn &&
+      std::none_of(db.cudnn_releases.begin(), db.cudnn_releases.end(), [&](const auto& c) {
+        return request.cudnn->matches(c.version) || request.cudnn->matches(c.full_version);
+      })) {
+    unknown.push_back("cuDNN " + request.cudnn->str());
+  }
+  if (request.jax && std::none_of(db.jax.begin(), db.jax.end(), [&](const auto& j) {
+        return request.jax->matches(*Version::parse(std::to_string(j.cuda_major)));
+      })) {
+    unknown.push_back("jax CUDA plugin " + request.jax->str() + " (use 12, 13 or latest)");
+  }
+  return unknown;
+}
+
+}  // namespace cudaenv::resolve

@@ -1,0 +1,67 @@
+#pragma once
+// The solver: the best (toolkit, cuDNN, framework builds) set for a target machine, with the
+// reason every other candidate fell and, when nothing fits, the smallest change that would.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/version.hpp"
+#include "manifest/database.hpp"
+#include "resolve/rules.hpp"
+
+namespace cudaenv::resolve {
+
+// The machine to resolve for: this one (from probe) or a described one (--driver, --arch).
+struct Target {
+  std::optional<Version> driver;   // nullopt: no driver known, no driver constraint
+  std::vector<Version> gpus;       // compute capabilities; empty: no GPU constraint
+  std::optional<Version> gcc;      // host gcc; only ever a warning
+};
+
+struct Request {
+  std::optional<VersionSpec> cuda;
+  std::optional<VersionSpec> cudnn;
+  std::optional<VersionSpec> torch;
+  std::optional<VersionSpec> tensorflow;
+  std::optional<VersionSpec> jax;  // over the JAX CUDA plugin's major: "12", "13" or "latest"
+};
+
+struct FrameworkChoice {
+  std::string name;     // "torch", "tensorflow", "jax"
+  std::string version;  // "2.5" (a series) or the exact version asked for
+  std::string variant;  // "cu124", "cuda12"; empty for TensorFlow
+  std::string install;  // the pip command line
+  Version rank;         // what preference compares: the framework's version
+};
+
+struct Solution {
+  const manifest::CudaRelease* cuda = nullptr;
+  DriverCheck driver;
+  const manifest::CudnnRelease* cudnn = nullptr;  // nullptr: no cuDNN asked for or needed
+  std::vector<FrameworkChoice> frameworks;
+  std::vector<std::string> warnings;
+};
+
+struct Rejection {
+  std::string candidate;  // "CUDA 12.4.1", "CUDA 12.4.1 + torch 2.8 cu128"
+  std::string reason;
+};
+
+struct Resolution {
+  std::vector<Solution> solutions;  // best first; empty when nothing fits
+  std::vector<Rejection> rejected;
+  std::vector<std::string> suggestions;  // only when nothing fits
+  bool ok() const { return !solutions.empty(); }
+  const Solution& best() const { return solutions.front(); }
+};
+
+Resolution resolve(const manifest::Database& db, const Target& target, const Request& request);
+// The same without the suggestion pass (which itself resolves relaxed requests).
+Resolution resolve_without_suggestions(const manifest::Database& db, const Target& target,
+                                       const Request& request);
+
+// Which requested framework versions the database does not know at all (exit code 3).
+std::vector<std::string> unknown_versions(const manifest::Database& db, const Request& request);
+
+}  // namespace cudaenv::resolve

@@ -1,0 +1,79 @@
+#include "resolve/rules.hpp"
+
+#include <algorithm>
+
+namespace cudaenv::resolve {
+
+DriverCheck check_driver(const manifest::Database& db, const manifest::CudaRelease& release,
+                         const std::optional<Version>& driver) {
+  DriverCheck check;
+  check.full_minimum = release.min_driver;
+  if (const auto* family = db.family(release.version.major())) {
+    check.compat_floor = family->minor_compat_floor;
+  }
+  if (!driver) {
+    check.mode = DriverMode::unchecked;
+  } else if (check.full_minimum && *driver >= *check.full_minimum) {
+    check.mode = DriverMode::full;
+  } else if (check.compat_floor && *driver >= *check.compat_floor) {
+    check.mode = DriverMode::minor_compat;
+  } else {
+    check.mode = DriverMode::too_old;
+  }
+  return check;
+}
+
+std::optional<std::string> arch_problem(const manifest::Database& db,
+                                        const manifest::CudaRelease& release,
+                                        const Version& compute_capability) {
+  const auto* arch = db.arch(compute_capability);
+  const auto sm = sm_name(compute_capability);
+  if (arch == nullptr) {
+    return sm + ": compute capability " + compute_capability.str() + " is not in the database";
+  }
+  const auto toolkit = release.version.major_minor();
+  if (toolkit < arch->first_cuda) {
+    return sm + " (" + arch->name + ") needs CUDA >= " + arch->first_cuda.str();
+  }
+  if (arch->last_cuda && toolkit > *arch->last_cuda) {
+    return sm + " (" + arch->name + ") needs CUDA <= " + arch->last_cuda->str();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> gpu_driver_problem(const manifest::Database& db, const Version& compute_capability,
+                                              const std::optional<Version>& driver) {
+  const auto* arch = db.arch(compute_capability);
+  if (!driver || arch == nullptr || !arch->min_driver || *driver >= *arch->min_driver) return std::nullopt;
+  return sm_name(compute_capability) + " (" + arch->name + ") needs driver >= " + arch->min_driver->str() +
+         "; this driver is " + driver->str();
+}
+
+Coverage pytorch_coverage(const manifest::PytorchVariant& variant,
+                          const Version& compute_capability) {
+  if (!variant.sass) return Coverage::unknown;
+  const auto native = std::any_of(variant.sass->begin(), variant.sass->end(), [&](const Version& v) {
+    return v.major() == compute_capability.major() && v.minor() <= compute_capability.minor();
+  });
+  if (native) return Coverage::native;
+  const auto jit = std::any_of(variant.ptx.begin(), variant.ptx.end(),
+                               [&](const Version& v) { return v <= compute_capability; });
+  return jit ? Coverage::ptx_jit : Coverage::none;
+}
+
+std::string sm_name(const Version& compute_capability) {
+  return "sm_" + std::to_string(compute_capability.major()) +
+         std::to_string(compute_capability.minor());
+}
+
+const char* to_string(DriverMode mode) {
+  switch (mode) {
+    case DriverMode::full: return "full";
+    case DriverMode::minor_compat: return "minor-compat";
+    case DriverMode::unchecked: return "unchecked";
+    case DriverMode::too_old: return "too-old";
+  }
+  return "unknown";
+}
+
+}  // namespace cudaenv::resolve

@@ -1,0 +1,52 @@
+#pragma once
+// The compatibility rules, one function each (docs/resolver.md states them in prose).
+
+#include <optional>
+#include <string>
+
+#include "core/version.hpp"
+#include "manifest/database.hpp"
+
+namespace cudaenv::resolve {
+
+enum class DriverMode {
+  full,          // driver >= the release's minimum
+  minor_compat,  // below that, but >= the major family's minor-version-compatibility floor
+  unchecked,     // no driver known (login node, CI, container build): no constraint applied
+  too_old,
+};
+
+struct DriverCheck {
+  DriverMode mode = DriverMode::unchecked;
+  std::optional<Version> full_minimum;  // nullopt when the database does not know it
+  std::optional<Version> compat_floor;
+};
+
+DriverCheck check_driver(const manifest::Database& db, const manifest::CudaRelease& release,
+                         const std::optional<Version>& driver);
+
+// Why `release` cannot compile native code for a GPU of this compute capability; nullopt if it can.
+std::optional<std::string> arch_problem(const manifest::Database& db,
+                                        const manifest::CudaRelease& release,
+                                        const Version& compute_capability);
+
+// Why this driver cannot run a GPU of this compute capability at all (a driver only knows the
+// GPUs released before it); nullopt if it can or the database does not say.
+std::optional<std::string> gpu_driver_problem(const manifest::Database& db, const Version& compute_capability,
+                                              const std::optional<Version>& driver);
+
+enum class Coverage {
+  native,   // machine code for the same major with an equal or lower minor
+  ptx_jit,  // only PTX for an equal or lower compute capability: the driver compiles it at start
+  none,
+  unknown,  // the build's architecture list is not in the database
+};
+
+Coverage pytorch_coverage(const manifest::PytorchVariant& variant, const Version& compute_capability);
+
+// "sm_86" for 8.6.
+std::string sm_name(const Version& compute_capability);
+
+const char* to_string(DriverMode mode);
+
+}  // namespace cudaenv::resolve

@@ -1,0 +1,102 @@
+#include "resolve/suggestions.hpp"
+
+#include <algorithm>
+
+namespace cudaenv::resolve {
+
+namespace {
+
+// Solutions without the suggestion pass (which would recurse).
+std::vector<Solution> solve(const manifest::Database& db, const Target& target, const Request& request) {
+  auto resolution = resolve_without_suggestions(db, target, request);
+  return std::move(resolution.solutions);
+}
+
+std::optional<std::string> driver_suggestion(const manifest::Database& db, const Target& target,
+                                             const Request& request) {
+  if (!target.driver) return std::nullopt;
+  Target any_driver = target;
+  any_driver.driver.reset();
+  const auto solutions = solve(db, any_driver, request);
+  // The smallest upgrade: the lowest full-support minimum among the sets that would fit.
+  const Solution* easiest = nullptr;
+  for (const auto& solution : solutions) {
+    if (!solution.driver.full_minimum) continue;
+    if (!easiest || *solution.driver.full_minimum < *easiest->driver.full_minimum) easiest = &solution;
+  }
+  if (!easiest) return std::nullopt;
+  std::string text = "upgrade the NVIDIA driver to >= " + easiest->driver.full_minimum->str() +
+                     " (CUDA " + easiest->cuda->version.str();
+  if (const auto* branch = db.branch_for(easiest->cuda->version)) text += "; Ubuntu: " + branch->package;
+  text += ")";
+  if (easiest->driver.compat_floor && *target.driver < *easiest->driver.compat_floor) {
+    text += "; >= " + easiest->driver.compat_floor->str() + " would run it in minor-compat mode";
+  }
+  return text;
+}
+
+std::vector<std::string> arch_suggestions(const manifest::Database& db, const Target& target,
+                                          const Request& request) {
+  std::vector<std::string> out;
+  for (const auto& gpu : target.gpus) {
+    const auto* arch = db.arch(gpu);
+    if (arch == nullptr) continue;
+    const bool spec_allows = std::any_of(db.cuda_releases.begin(), db.cuda_releases.end(), [&](const auto& r) {
+      return (!request.cuda || request.cuda->matches(r.version)) && !arch_problem(db, r, gpu);
+    });
+    if (spec_allows) continue;
+    out.push_back(sm_name(gpu) + " (" + arch->name + ") needs CUDA " + arch->first_cuda.str() + " to " +
+                  (arch->last_cuda ? arch->last_cuda->str() : "the newest") +
+                  (arch->last_cuda ? "; use --cuda \"<=" + arch->last_cuda->str() + "\"" : ""));
+  }
+  return out;
+}
+
+template <typename Field>
+std::optional<std::string> relax(const manifest::Database& db, const Target& target, Request request,
+                                 Field field, const std::string& flag) {
+  if (!(request.*field)) return std::nullopt;
+  // A framework stays in the set with any version; a toolkit or cuDNN pin is simply dropped.
+  const bool is_framework = flag != "--cuda" && flag != "--cudnn";
+  request.*field = is_framework ? VersionSpec::parse("latest").value() : std::optional<VersionSpec>{};
+  const auto solutions = solve(db, target, request);
+  if (solutions.empty()) return std::nullopt;
+  const auto& best = solutions.front();
+  if (flag == "--cuda") return "--cuda " + best.cuda->version.major_minor().str() + " would fit (CUDA " +
+                                best.cuda->version.str() + ")";
+  if (flag == "--cudnn") {
+    return best.cudnn ? "--cudnn " + best.cudnn->version.str() + " would fit" : "drop --cudnn";
+  }
+  const std::string name = flag.substr(2);
+  for (const auto& framework : best.frameworks) {
+    if (framework.name == name) {
+      // JAX is pinned by its plugin's CUDA major ("cuda12" -> --jax 12), not by a version.
+      const auto value = framework.name == "jax" ? framework.variant.substr(4) : framework.version;
+      return flag + " " + value + " would fit (" + framework.name + " " + framework.version +
+             (framework.variant.empty() ? "" : " " + framework.variant) + " with CUDA " +
+             best.cuda->version.str() + ")";
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::string> suggest(const manifest::Database& db, const Target& target, const Request& request) {
+  std::vector<std::string> out;
+  if (auto text = driver_suggestion(db, target, request)) out.push_back(*text);
+  for (auto& text : arch_suggestions(db, target, request)) out.push_back(std::move(text));
+  const std::pair<std::optional<VersionSpec> Request::*, const char*> relaxable[] = {
+      {&Request::cuda, "--cuda"}, {&Request::torch, "--torch"}, {&Request::tensorflow, "--tensorflow"},
+      {&Request::jax, "--jax"}, {&Request::cudnn, "--cudnn"}};
+  for (const auto& [field, flag] : relaxable) {
+    if (auto text = relax(db, target, request, field, flag)) out.push_back(*text);
+  }
+  if (out.empty()) {
+    out.emplace_back("no single change makes a set fit: relax more than one constraint "
+                     "(the rejections say what each candidate lacks), or use separate environments");
+  }
+  return out;
+}
+
+}  // namespace cudaenv::resolve

@@ -1,0 +1,16 @@
+#pragma once
+// When nothing fits: relax one constraint at a time and say which smallest change would make a
+// set fit (a driver version, a CUDA range, a framework version, a cuDNN version).
+
+#include <string>
+#include <vector>
+
+#include "manifest/database.hpp"
+#include "resolve/resolver.hpp"
+
+namespace cudaenv::resolve {
+
+std::vector<std::string> suggest(const manifest::Database& db, const Target& target,
+                                 const Request& request);
+
+}  // namespace cudaenv::resolve

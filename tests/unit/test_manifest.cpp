@@ -1,0 +1,164 @@
+// The compatibility database checked as data: well-formed, ordered, self-consistent, sourced.
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "manifest/load.hpp"
+#include "test_util.hpp"
+
+using namespace cudaenv;
+using namespace cudaenv::manifest;
+
+namespace {
+
+const Database& db() {
+  static const Database database = [] {
+    auto loaded = load_database(embedded_manifests());
+    REQUIRE_MESSAGE(loaded.ok(), (loaded.ok() ? "" : loaded.error().message));
+    return std::move(loaded).value();
+  }();
+  return database;
+}
+
+void check_sourced(const Provenance& p, const std::string& what) {
+  CAPTURE(what);
+  CHECK_FALSE(p.sources.empty());
+  for (const auto& key : p.sources) {
+    CAPTURE(key);
+    CHECK(db().has_source(key));
+  }
+  CHECK((p.confidence == "high" || p.confidence == "medium" || p.confidence == "unconfirmed"));
+}
+
+}  // namespace
+
+TEST_CASE("the compiled-in database loads and covers CUDA 11.0 through 13.x") {
+  CHECK(db().cuda_releases.size() >= 50);
+  CHECK(db().cuda_releases.front().version.major() == 11);
+  CHECK(db().cuda_releases.back().version.major() == 13);
+  CHECK(db().pytorch.front().version == *Version::parse("1.13"));
+  CHECK(db().tensorflow.front().version == *Version::parse("2.10"));
+  CHECK(db().driver_branches.front().branch <= 470);
+  CHECK(db().driver_branches.back().branch >= 580);
+  CHECK_FALSE(db().revision.empty());
+}
+
+TEST_CASE("every record names a known source") {
+  for (const auto& r : db().cuda_releases) check_sourced(r.provenance, "CUDA " + r.version.str());
+  for (const auto& f : db().cuda_families) check_sourced(f.provenance, "family " + std::to_string(f.major));
+  for (const auto& a : db().gpu_archs) check_sourced(a.provenance, a.sm);
+  for (const auto& h : db().host_compilers) check_sourced(h.provenance, "host compiler " + h.cuda.str());
+  for (const auto& c : db().cudnn_releases) check_sourced(c.provenance, "cuDNN " + c.full_version.str());
+  for (const auto& s : db().cudnn_support) check_sourced(s.provenance, "cuDNN support " + s.cudnn.str());
+  for (const auto& p : db().pytorch) check_sourced(p.provenance, "torch " + p.version.str());
+  for (const auto& t : db().tensorflow) check_sourced(t.provenance, "tensorflow " + t.version.str());
+  for (const auto& j : db().jax) check_sourced(j.provenance, "jax " + j.pip_extra);
+  for (const auto& b : db().driver_branches) check_sourced(b.provenance, b.package);
+}
+
+TEST_CASE("releases are unique and every toolkit knows its driver and family") {
+  std::set<std::string> seen;
+  for (const auto& r : db().cuda_releases) {
+    CAPTURE(r.version.str());
+    CHECK(r.version.size() == 3);
+    CHECK(seen.insert(r.version.str()).second);
+    CHECK(db().family(r.version.major()) != nullptr);
+    // 13.4 ships no driver and its host compiler limits are not published in our sources;
+    // every older release names both.
+    if (r.version < *Version::parse("13.4")) {
+      CHECK(r.min_driver.has_value());
+      CHECK(db().host_compiler(r.version) != nullptr);
+    }
+  }
+}
+
+TEST_CASE("driver minimums never decrease from one release to the next") {
+  std::optional<Version> previous;
+  for (const auto& r : db().cuda_releases) {
+    if (!r.min_driver) continue;
+    CAPTURE(r.version.str());
+    if (previous) CHECK(*r.min_driver >= *previous);
+    previous = r.min_driver;
+  }
+}
+
+TEST_CASE("no inverted ranges") {
+  for (const auto& a : db().gpu_archs) {
+    CAPTURE(a.sm);
+    if (a.last_cuda) CHECK(a.first_cuda <= *a.last_cuda);
+    CHECK(a.sm == "sm_" + std::to_string(a.compute_capability.major()) +
+                       std::to_string(a.compute_capability.minor()));
+  }
+  for (const auto& s : db().cudnn_support) {
+    CAPTURE(s.cudnn.str());
+    CHECK(s.cuda_min <= s.cuda_max);
+    CHECK(s.cuda_min.major() == s.cuda_major);
+  }
+  for (size_t i = 1; i < db().driver_branches.size(); ++i) {
+    CHECK(db().driver_branches[i].branch > db().driver_branches[i - 1].branch);
+    CHECK(db().driver_branches[i].max_cuda > db().driver_branches[i - 1].max_cuda);
+  }
+}
+
+TEST_CASE("every framework reference resolves to a known toolkit and cuDNN") {
+  for (const auto& p : db().pytorch) {
+    CAPTURE(p.version.str());
+    bool default_found = false;
+    for (const auto& v : p.variants) {
+      CAPTURE(v.tag);
+      default_found = default_found || v.tag == p.pypi_default;
+      CHECK(v.tag == "cu" + std::to_string(v.cuda.major()) + std::to_string(v.cuda.minor()));
+      CHECK(std::any_of(db().cuda_releases.begin(), db().cuda_releases.end(),
+                        [&](const auto& r) { return r.version.major_minor() == v.cuda; }));
+      CHECK(db().cudnn(v.cudnn) != nullptr);
+      if (v.sass) {
+        for (const auto& cc : *v.sass) CHECK(db().arch(cc) != nullptr);
+      }
+    }
+    CHECK(default_found);
+  }
+  for (const auto& t : db().tensorflow) {
+    CAPTURE(t.version.str());
+    CHECK(std::any_of(db().cuda_releases.begin(), db().cuda_releases.end(),
+                      [&](const auto& r) { return r.version.major_minor() == t.cuda; }));
+    CHECK(std::any_of(db().cudnn_releases.begin(), db().cudnn_releases.end(),
+                      [&](const auto& c) { return c.version.has_prefix(t.cudnn); }));
+  }
+}
+
+TEST_CASE("a newer copy in the data root overrides the compiled-in file") {
+  test::TempDir root;
+  auto files = embedded_manifests();
+  auto cuda = std::find_if(files.begin(), files.end(), [](const auto& f) { return f.name == "cuda.toml"; });
+  REQUIRE(cuda != files.end());
+  std::string newer = cuda->text;
+  newer.replace(newer.find("revision = \""), 23, "revision = \"2999-01-01\"");
+  newer += "\n[[release]]\nversion = \"13.9.0\"\nmin_driver = \"650.10.01\"\nsources = [\"RN131\"]\nconfidence = \"high\"\n";
+  test::write_file(root.path() / "manifests/cuda.toml", newer);
+  auto loaded = load_default_database(root.path());
+  REQUIRE(loaded.ok());
+  CHECK(loaded->cuda_releases.back().version.str() == "13.9.0");
+
+  // An older copy is ignored.
+  std::string older = cuda->text;
+  older.replace(older.find("revision = \""), 23, "revision = \"2000-01-01\"");
+  test::write_file(root.path() / "manifests/cuda.toml", older + "\n[[release]]\nversion = \"13.9.0\"\n");
+  CHECK(load_default_database(root.path())->cuda_releases.back().version.str() != "13.9.0");
+}
+
+TEST_CASE("a broken manifest is an error naming the file, the line and the key") {
+  test::TempDir root;
+  test::write_file(root.path() / "manifests/drivers.toml",
+                   "[meta]\nrevision = \"2999-01-01\"\n[[branch]]\nbranch = 999\npackage = \"x\"\nmax_cuda = \"thirteen\"\n");
+  auto loaded = load_default_database(root.path());
+  REQUIRE_FALSE(loaded.ok());
+  CHECK(loaded.error().message.find("drivers.toml:6") != std::string::npos);
+  CHECK(loaded.error().message.find("max_cuda") != std::string::npos);
+
+  test::write_file(root.path() / "manifests/drivers.toml", "[meta\nrevision = ");
+  auto unparsable = load_default_database(root.path());
+  REQUIRE_FALSE(unparsable.ok());
+  CHECK(unparsable.error().message.find("drivers.toml:1") != std::string::npos);
+}

@@ -1,0 +1,221 @@
+// Table-driven resolver tests. Each row names the published fact it rests on (keys of
+// manifests/sources.toml: RN131 = CUDA release notes Table 3, MVC = minor-version compatibility,
+// SPACK/NIX_CAP = architectures per CUDA, PT_* = PyTorch, TF = TensorFlow, JAX, CUDNN_SM = cuDNN
+// support matrix, NIX_NVCC = host compilers).
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "manifest/load.hpp"
+#include "resolve/resolver.hpp"
+
+using namespace cudaenv;
+using namespace cudaenv::resolve;
+
+namespace {
+
+const manifest::Database& db() {
+  static const manifest::Database database = std::move(manifest::load_database(manifest::embedded_manifests())).value();
+  return database;
+}
+
+std::optional<Version> v(const char* text) { return text ? Version::parse(text) : std::nullopt; }
+std::optional<VersionSpec> spec(const char* text) {
+  return text ? std::optional<VersionSpec>(*VersionSpec::parse(text)) : std::nullopt;
+}
+
+struct Case {
+  const char* name;
+  const char* source;
+  // target
+  const char* driver = nullptr;
+  std::vector<const char*> gpus = {};
+  const char* gcc = nullptr;
+  // request
+  const char* cuda = nullptr;
+  const char* cudnn = nullptr;
+  const char* torch = nullptr;
+  const char* tensorflow = nullptr;
+  const char* jax = nullptr;
+  // expectations (nullptr: not checked)
+  bool ok = true;
+  const char* expect_cuda = nullptr;
+  const char* expect_mode = nullptr;
+  const char* expect_cudnn = nullptr;       // full version
+  const char* expect_variant = nullptr;     // of the first framework
+  const char* expect_warning = nullptr;     // substring of some warning
+  const char* expect_no_warning = nullptr;  // substring no warning may contain
+  const char* expect_suggestion = nullptr;  // substring of some suggestion
+  const char* expect_rejection = nullptr;   // substring of some rejection reason
+};
+
+Resolution run(const Case& c) {
+  Target target;
+  target.driver = v(c.driver);
+  for (const auto* gpu : c.gpus) target.gpus.push_back(*Version::parse(gpu));
+  target.gcc = v(c.gcc);
+  Request request{spec(c.cuda), spec(c.cudnn), spec(c.torch), spec(c.tensorflow), spec(c.jax)};
+  return resolve::resolve(db(), target, request);
+}
+
+bool any_contains(const std::vector<std::string>& texts, const char* needle) {
+  return std::any_of(texts.begin(), texts.end(), [&](const auto& t) { return t.find(needle) != std::string::npos; });
+}
+
+void check_case(const Case& c) {
+  const std::string name = c.name;
+  const std::string source = c.source;
+  CAPTURE(name);
+  CAPTURE(source);
+  const auto r = run(c);
+  REQUIRE(r.ok() == c.ok);
+  if (r.ok()) {
+    const auto& best = r.best();
+    if (c.expect_cuda) CHECK(best.cuda->version.str() == c.expect_cuda);
+    if (c.expect_mode) CHECK(std::string(to_string(best.driver.mode)) == c.expect_mode);
+    if (c.expect_cudnn) {
+      REQUIRE(best.cudnn != nullptr);
+      CHECK(best.cudnn->full_version.str() == c.expect_cudnn);
+    }
+    if (c.expect_variant) {
+      REQUIRE_FALSE(best.frameworks.empty());
+      CHECK(best.frameworks.front().variant == c.expect_variant);
+    }
+    if (c.expect_warning) CHECK_MESSAGE(any_contains(best.warnings, c.expect_warning), "warnings lack it");
+    if (c.expect_no_warning) CHECK_FALSE(any_contains(best.warnings, c.expect_no_warning));
+  }
+  if (c.expect_suggestion) CHECK_MESSAGE(any_contains(r.suggestions, c.expect_suggestion), "suggestions lack it");
+  if (c.expect_rejection) {
+    std::vector<std::string> reasons;
+    for (const auto& rejection : r.rejected) reasons.push_back(rejection.reason);
+    CHECK_MESSAGE(any_contains(reasons, c.expect_rejection), "rejections lack it");
+  }
+}
+
+// clang-format off
+const Case driver_cases[] = {
+  {.name = "driver 470.82.01 gets CUDA 11.4 Update 4 with full support", .source = "RN131 Table 3: 11.4 Update 4 >= 470.82.01",
+   .driver = "470.82.01", .expect_cuda = "11.4.4", .expect_mode = "full"},  {.name = "driver 470.57.02 stops at 11.4 Update 2", .source = "RN131 Table 3: 11.4 Update 3 needs 470.82.01",
+   .driver = "470.57.02", .expect_cuda = "11.4.2", .expect_mode = "full"},  {.name = "driver 470 runs CUDA 11.8 only in minor-compat mode", .source = "MVC: 11.x >= 450.80.02; RN131: 11.8 >= 520.61.05",
+   .driver = "470.82.01", .cuda = "11.8", .expect_cuda = "11.8.0", .expect_mode = "minor-compat", .expect_warning = "minor-version-compatibility"},  {.name = "driver 470 cannot run CUDA 12", .source = "MVC: 12.x needs >= 525.60.13",
+   .driver = "470.82.01", .cuda = "12", .ok = false, .expect_suggestion = ">= 525.60.13", .expect_rejection = "minor-compat >= 525.60.13"},  {.name = "driver 525.60.13 gets CUDA 12.0 GA", .source = "RN131 Table 3: 12.0 GA >= 525.60.13",
+   .driver = "525.60.13", .expect_cuda = "12.0.0", .expect_mode = "full"},  {.name = "driver 525.85.12 gets CUDA 12.0 Update 1", .source = "RN131 Table 3: 12.0 Update 1 >= 525.85.12",
+   .driver = "525.85.12", .expect_cuda = "12.0.1", .expect_mode = "full"},  {.name = "driver 525 runs CUDA 12.4 in minor-compat mode", .source = "MVC 12.x >= 525.60.13; RN131 12.4 Update 1 >= 550.54.15",
+   .driver = "525.60.13", .cuda = "12.4", .expect_cuda = "12.4.1", .expect_mode = "minor-compat"},  {.name = "driver 535.104.05 gets CUDA 12.2 Update 2", .source = "RN131 Table 3: 12.2 Update 2 >= 535.104.05",
+   .driver = "535.104.05", .expect_cuda = "12.2.2", .expect_mode = "full"},  {.name = "driver 535.54.03 gets CUDA 12.2 GA", .source = "RN131 Table 3: 12.2 GA >= 535.54.03",
+   .driver = "535.54.03", .expect_cuda = "12.2.0", .expect_mode = "full"},  {.name = "driver 550.54.15 gets CUDA 12.4 Update 1", .source = "RN131 Table 3",
+   .driver = "550.54.15", .cuda = "12", .expect_cuda = "12.4.1", .expect_mode = "full"},  {.name = "driver below 11.x's floor cannot run 11.8", .source = "MVC: 11.x >= 450.80.02",
+   .driver = "450.51.05", .cuda = "11.8", .ok = false, .expect_suggestion = "520.61.05"},  {.name = "driver 575 cannot run CUDA 13; the fix names branch 580", .source = "MVC: 13.x >= 580; RN131 13.0 GA >= 580.65.06",
+   .driver = "575.57.08", .cuda = "13", .ok = false, .expect_suggestion = "nvidia-driver-580"},  {.name = "driver 580.65.06 gets CUDA 13.0 GA", .source = "RN131 Table 3: 13.0 GA >= 580.65.06",
+   .driver = "580.65.06", .cuda = "13", .expect_cuda = "13.0.0", .expect_mode = "full"},  {.name = "driver 580.95.05 gets CUDA 13.0 Update 2", .source = "RN131 Table 3: 13.0 Update 2 >= 580.95.05",
+   .driver = "580.95.05", .cuda = "13.0", .expect_cuda = "13.0.2", .expect_mode = "full"},  {.name = "no driver known: no driver constraint", .source = "DESIGN: resolve without a driver on login nodes",
+   .cuda = "12.4", .expect_cuda = "12.4.1", .expect_mode = "unchecked"},};
+
+const Case arch_cases[] = {
+  {.name = "sm_35 (K40) cannot use CUDA 12", .source = "SPACK/NIX_CAP: sm_35 last in 11.8",
+   .gpus = {"3.5"}, .cuda = "12", .ok = false, .expect_suggestion = "sm_35 (Kepler) needs CUDA 5.0 to 11.8"},  {.name = "sm_35 gets CUDA 11.8", .source = "SPACK/NIX_CAP: sm_35 last in 11.8",
+   .gpus = {"3.5"}, .expect_cuda = "11.8.0"},  {.name = "sm_37 (K80) gets CUDA 11.8", .source = "SPACK/NIX_CAP: sm_37 last in 11.8",
+   .gpus = {"3.7"}, .expect_cuda = "11.8.0"},  {.name = "sm_61 (GTX 1080) stops at CUDA 12.9", .source = "RN131 2.5.2: Pascal removed in 13.0",
+   .gpus = {"6.1"}, .expect_cuda = "12.9.1"},  {.name = "sm_61 cannot use CUDA 13", .source = "RN131 2.5.2",
+   .gpus = {"6.1"}, .cuda = "13", .ok = false, .expect_suggestion = "sm_61 (Pascal) needs CUDA 8.0 to 12.9", .expect_rejection = "needs CUDA <= 12.9"},  {.name = "sm_70 (V100) stops at CUDA 12.9", .source = "RN131 2.5.2: Volta removed in 13.0",
+   .gpus = {"7.0"}, .expect_cuda = "12.9.1"},  {.name = "sm_70 with a CUDA 13 driver still gets 12.9 with full support", .source = "RN131 2.5.2; RN131 Table 3",
+   .driver = "580.95.05", .gpus = {"7.0"}, .expect_cuda = "12.9.1", .expect_mode = "full"},  {.name = "sm_75 (T4) works with CUDA 13", .source = "NIX_CAP; JAX: CUDA 13 needs SM 7.5+",
+   .driver = "580.95.05", .gpus = {"7.5"}, .cuda = "13.0", .expect_cuda = "13.0.2"},  {.name = "sm_89 (RTX 4090) needs CUDA 11.8 or newer", .source = "SPACK/NIX_CAP: sm_89 first in 11.8",
+   .gpus = {"8.9"}, .cuda = "11", .expect_cuda = "11.8.0"},  {.name = "sm_89 cannot use CUDA 11.7", .source = "SPACK/NIX_CAP",
+   .gpus = {"8.9"}, .cuda = "11.7", .ok = false, .expect_rejection = "sm_89 (Ada) needs CUDA >= 11.8"},  {.name = "sm_90 (H100/H200) gets CUDA 11.8 at the oldest", .source = "NIX_CAP: sm_90 first in 11.8",
+   .gpus = {"9.0"}, .cuda = "11", .expect_cuda = "11.8.0"},  {.name = "sm_90 on a 580 driver gets CUDA 13.0 Update 2", .source = "RN131 Table 3; NIX_CAP",
+   .driver = "580.95.05", .gpus = {"9.0"}, .cuda = "<13.1", .expect_cuda = "13.0.2", .expect_mode = "full"},  {.name = "sm_120 (RTX 5090) needs CUDA 12.8", .source = "SPACK/NIX_CAP: sm_120 first in 12.8",
+   .gpus = {"12.0"}, .cuda = "<12.8", .ok = false, .expect_suggestion = "sm_120 (Blackwell) needs CUDA 12.8"},  {.name = "sm_120 on driver 570.124.06 gets CUDA 12.8 Update 1", .source = "RN131 Table 3: 12.8 Update 1 >= 570.124.06",
+   .driver = "570.124.06", .gpus = {"12.0"}, .expect_cuda = "12.8.1", .expect_mode = "full"},  {.name = "sm_100 (B200) with driver 535 needs a newer driver", .source = "SPACK: sm_100 first in 12.8; CUDNN_SM: CC 10.0 needs driver >= 570",
+   .driver = "535.104.05", .gpus = {"10.0"}, .ok = false, .expect_suggestion = "upgrade the NVIDIA driver to >= 570.26",
+   .expect_rejection = "sm_100 (Blackwell) needs driver >= 570.26"},  {.name = "a Pascal and a Hopper GPU together get the last CUDA both support", .source = "RN131 2.5.2; NIX_CAP",
+   .gpus = {"6.1", "9.0"}, .expect_cuda = "12.9.1"},};
+
+const Case framework_cases[] = {
+  {.name = "torch 2.8 on a GTX 1080 gets cu126, not the Pascal-less cu128", .source = "PT_REL: 2.8 removed Maxwell/Pascal from cu128",
+   .gpus = {"6.1"}, .torch = "2.8", .expect_cuda = "12.6.3", .expect_cudnn = "9.10.2.21", .expect_variant = "cu126", .expect_rejection = "has no kernels for sm_61"},  {.name = "torch 2.8 on an RTX 5090 gets a Blackwell build", .source = "PT_REL arch matrix: cu128/cu129 carry 12.0",
+   .gpus = {"12.0"}, .torch = "2.8", .expect_variant = "cu129", .expect_warning = "experimental"},  {.name = "torch 2.6 has no build for sm_120; a newer torch does", .source = "PT_REL: sm_120 needs cu128 (>= 2.7)",
+   .gpus = {"12.0"}, .torch = "2.6", .ok = false, .expect_suggestion = "--torch 2.14"},  {.name = "torch 2.4 with driver 535 prefers cu121 with full support over cu124 minor-compat", .source = "PT_REL 2.4 variants; RN131 12.1 >= 530.30.02",
+   .driver = "535.104.05", .torch = "2.4", .expect_cuda = "12.1.1", .expect_mode = "full", .expect_cudnn = "9.1.0.70", .expect_variant = "cu121"},  {.name = "torch 2.4 with driver 550 gets cu124", .source = "PT_REL; RN131 12.4 Update 1 >= 550.54.15",
+   .driver = "550.54.15", .torch = "2.4", .expect_cuda = "12.4.1", .expect_mode = "full", .expect_variant = "cu124"},  {.name = "torch 1.13 gets its newest variant cu117", .source = "PT_REL/PT_PREV: 1.13 cu116, cu117",
+   .gpus = {"8.6"}, .torch = "1.13", .expect_cuda = "11.7.1", .expect_cudnn = "8.5.0.96", .expect_variant = "cu117"},  {.name = "torch 2.4 has no CUDA 12.6 build", .source = "PT_REL 2.4: cu118, cu121, cu124",
+   .cuda = "12.6", .torch = "2.4", .ok = false, .expect_suggestion = "--cuda 12.4 would fit"},  {.name = "torch and an impossible cuDNN pin", .source = "PT_REL: 2.4 bundles cuDNN 9.1.0.70",
+   .cudnn = "8.9", .torch = "2.4", .ok = false, .expect_suggestion = "--cudnn 9.1.0 would fit"},  {.name = "torch 2.9 on sm_61 + sm_90 takes cu126, which covers both", .source = "PT_REL 2.9 arch matrix: cu126 = 5.0 ... 9.0",
+   .gpus = {"6.1", "9.0"}, .torch = "2.9", .expect_variant = "cu126"},  {.name = "torch 2.12 needs a 12.6 or 13.x driver; 535 only gets minor-compat cu126", .source = "PT_REL 2.12: cu126, cu130, cu132",
+   .driver = "535.104.05", .torch = "2.12", .expect_mode = "minor-compat", .expect_variant = "cu126"},  {.name = "tensorflow 2.15's tested configuration is CUDA 12.2 + cuDNN 8.9", .source = "TF source.md: 2.15.0 CUDA 12.2 cuDNN 8.9",
+   .tensorflow = "2.15", .expect_cuda = "12.2.2", .expect_cudnn = "8.9.7.29"},  {.name = "tensorflow 2.12 is CUDA 11.8 + cuDNN 8.6", .source = "TF source.md: 2.12.0",
+   .tensorflow = "2.12", .expect_cuda = "11.8.0", .expect_cudnn = "8.6.0.163"},  {.name = "tensorflow 2.15 with cuDNN 9 cannot fit", .source = "TF source.md: 2.15 tested with cuDNN 8.9",
+   .cudnn = "9", .tensorflow = "2.15", .ok = false, .expect_suggestion = "--cudnn 8.9.7 would fit"},  {.name = "tensorflow 2.17 with driver 535 runs CUDA 12.3 in minor-compat", .source = "TF: 2.17 CUDA 12.3; RN131 12.3 >= 545.23.06",
+   .driver = "535.104.05", .tensorflow = "2.17", .expect_cuda = "12.3.2", .expect_mode = "minor-compat"},  {.name = "torch 2.4 and tensorflow 2.15 cannot share a toolkit", .source = "PT_REL 2.4 (11.8/12.1/12.4); TF 2.15 (12.2)",
+   .torch = "2.4", .tensorflow = "2.15", .ok = false, .expect_suggestion = "no single change"},
+  {.name = "torch 2.4 and tensorflow 2.14 share CUDA 11.8 but not cuDNN", .source = "PT_REL 2.4 cu118 bundles cuDNN 9.1.0.70; TF 2.14 tested with cuDNN 8.7",
+   .torch = "2.4", .tensorflow = "2.14", .ok = false, .expect_rejection = "no cuDNN release satisfies"},  {.name = "jax cuda12 with driver 535 gets full-support CUDA 12.2 and cuDNN >= 9.8", .source = "JAX installation: cuda12 needs CUDA >= 12.1, cuDNN >= 9.8",
+   .driver = "535.104.05", .gpus = {"8.0"}, .jax = "12", .expect_cuda = "12.2.2", .expect_mode = "full"},  {.name = "jax cuda13 needs sm_75 or newer", .source = "JAX: CUDA 13 plugin needs SM 7.5+",
+   .gpus = {"7.0"}, .jax = "13", .ok = false, .expect_suggestion = "--jax 12 would fit", .expect_rejection = "sm_70 (Volta) needs CUDA <= 12.9"},  {.name = "jax cuda13 needs driver branch 580", .source = "JAX: cuda13 min driver 580",
+   .driver = "575.57.08", .jax = "13", .ok = false, .expect_suggestion = "upgrade the NVIDIA driver"},};
+
+const Case misc_cases[] = {
+  {.name = "gcc 13 is too new for CUDA 12.2", .source = "NIX_NVCC/SPACK: 12.2 gcc <= 12",
+   .gcc = "13.2.0", .cuda = "12.2", .expect_warning = "NVCC_CCBIN=gcc-12"},  {.name = "gcc 12 is fine for CUDA 12.2", .source = "NIX_NVCC/SPACK: 12.2 gcc <= 12",
+   .gcc = "12.3.0", .cuda = "12.2", .expect_no_warning = "NVCC_CCBIN"},  {.name = "gcc 14 is fine for CUDA 12.8", .source = "NIX_NVCC: 12.8 gcc <= 14",
+   .gcc = "14.2.0", .cuda = "12.8", .expect_no_warning = "NVCC_CCBIN"},  {.name = "cuDNN 9.0.0 stops at CUDA 12.3", .source = "CUDNN_SM 9.0.0: CUDA 12.0-12.3",
+   .cuda = "12.4", .cudnn = "9.0.0", .ok = false, .expect_suggestion = "--cudnn"},  {.name = "cuDNN 9.10.2 supports CUDA 12.9", .source = "CUDNN_SM 9.10.2: CUDA 12.0-12.9",
+   .cuda = "12.9", .cudnn = "9.10.2", .expect_cudnn = "9.10.2.21"},  {.name = "cuDNN 8.9.6 only supports CUDA 12.0-12.2", .source = "CUDNN_SM 8.9.6",
+   .cuda = "12.2", .cudnn = "8.9.6", .expect_cudnn = "8.9.6.50"},  {.name = "a range spec picks the newest release inside it", .source = "RN131 release list",
+   .cuda = ">=12.1,<12.5", .expect_cuda = "12.4.1"},};
+// clang-format on
+
+}  // namespace
+
+TEST_CASE("drivers against toolkits") {
+  for (const auto& c : driver_cases) check_case(c);
+}
+
+TEST_CASE("GPU architectures against toolkits") {
+  for (const auto& c : arch_cases) check_case(c);
+}
+
+TEST_CASE("framework builds: toolkit, cuDNN and compiled architectures") {
+  for (const auto& c : framework_cases) check_case(c);
+}
+
+TEST_CASE("host compilers, cuDNN support and specs") {
+  for (const auto& c : misc_cases) check_case(c);
+}
+
+TEST_CASE("a GPU is covered by machine code of its major with a lower minor, or by older PTX") {
+  manifest::PytorchVariant variant;
+  variant.sass = std::vector<Version>{*Version::parse("8.0"), *Version::parse("8.6")};
+  variant.ptx = {*Version::parse("9.0")};
+  CHECK(pytorch_coverage(variant, *Version::parse("8.9")) == Coverage::native);  // sm_86 code runs on 8.9
+  CHECK(pytorch_coverage(variant, *Version::parse("9.0")) == Coverage::ptx_jit);
+  CHECK(pytorch_coverage(variant, *Version::parse("10.0")) == Coverage::ptx_jit);
+  CHECK(pytorch_coverage(variant, *Version::parse("7.5")) == Coverage::none);
+  variant.sass.reset();
+  CHECK(pytorch_coverage(variant, *Version::parse("8.0")) == Coverage::unknown);
+}
+
+TEST_CASE("versions the database does not know are reported") {
+  Request request;
+  request.torch = VersionSpec::parse("3.0").value();
+  request.cuda = VersionSpec::parse("14.1").value();
+  const auto unknown = unknown_versions(db(), request);
+  CHECK(unknown.size() == 2);
+  request = Request{};
+  request.torch = VersionSpec::parse("2.4.1").value();
+  CHECK(unknown_versions(db(), request).empty());
+}
+
+TEST_CASE("every candidate that fell says why") {
+  Target target;
+  target.driver = Version::parse("470.82.01");
+  Request request;
+  request.cuda = VersionSpec::parse("12").value();
+  const auto r = resolve::resolve(db(), target, request);
+  REQUIRE_FALSE(r.ok());
+  size_t twelve = 0;
+  for (const auto& release : db().cuda_releases) twelve += release.version.major() == 12;
+  CHECK(r.rejected.size() == twelve);
+  for (const auto& rejection : r.rejected) CHECK(rejection.reason.find("needs driver >=") == 0);
+}
