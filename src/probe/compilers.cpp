@@ -62,7 +62,9 @@ std::vector<CompilerFacts> probe_compilers(const Sysroot& sysroot, ProcessRunner
       const auto real = sysroot.canonical(path).value_or(path);
       auto cached = version_of_file.find(real);
       if (cached == version_of_file.end()) {
-        cached = version_of_file.emplace(real, query_version(runner, sysroot, path, *family)).first;
+        // Run the file the links lead to inside the root: the kernel would follow an absolute
+        // link (gcc -> /etc/alternatives/gcc) to the host's compiler instead.
+        cached = version_of_file.emplace(real, query_version(runner, sysroot, real, *family)).first;
       }
       compilers.push_back(CompilerFacts{name, *family, path, cached->second});
     }

@@ -142,7 +142,6 @@ void read_kernel_module_version(const Sysroot& sysroot, DriverReading& reading) 
       if (!reading.driver) reading.driver = DriverFacts{};
       reading.driver->version = *version;
       reading.driver->version_source = DriverSource::proc_version;
-      reading.driver->open_kernel_module = text::contains(*proc, "Open Kernel Module");
       return;
     }
   }
@@ -153,6 +152,14 @@ void read_kernel_module_version(const Sysroot& sysroot, DriverReading& reading) 
       reading.driver->version = version;
       reading.driver->version_source = DriverSource::sys_module;
     }
+  }
+}
+
+// Which kernel module flavour runs is only in /proc, whichever source gave the version: NVML
+// answering must not hide that the open module is loaded.
+void read_kernel_module_flavour(const Sysroot& sysroot, DriverFacts& driver) {
+  if (auto proc = sysroot.read_file("/proc/driver/nvidia/version")) {
+    driver.open_kernel_module = text::contains(*proc, "Open Kernel Module");
   }
 }
 
@@ -220,6 +227,7 @@ DriverReading probe_driver(const Sysroot& sysroot, LibraryLoader& loader) {
                             " answers, but no NVIDIA kernel driver version could be read");
     reading.driver.reset();
   }
+  if (reading.driver) read_kernel_module_flavour(sysroot, *reading.driver);
   return reading;
 }
 

@@ -33,9 +33,15 @@ std::optional<Version> nvcc_wheel_version(const Sysroot& sysroot, const std::str
   return std::nullopt;
 }
 
+// The host path of the file a machine path's links lead to inside the root: running the path
+// itself would let the kernel follow an absolute link out of the sysroot.
+std::string runnable(const Sysroot& sysroot, const std::string& machine_path) {
+  return sysroot.host_path(sysroot.canonical(machine_path).value_or(machine_path)).string();
+}
+
 std::optional<Version> run_nvcc_version(ProcessRunner& runner, const Sysroot& sysroot,
                                         const std::string& nvcc) {
-  Command command{{sysroot.host_path(nvcc).string(), "--version"}, std::nullopt,
+  Command command{{runnable(sysroot, nvcc), "--version"}, std::nullopt,
                   std::chrono::milliseconds(10000)};
   auto result = runner.run(command);
   if (!result || !result->succeeded()) return std::nullopt;
@@ -46,7 +52,7 @@ std::optional<Version> run_nvcc_version(ProcessRunner& runner, const Sysroot& sy
 // names the directory it really runs from ("#$ _HERE_=/usr/local/cuda-13.0/bin").
 std::optional<std::string> nvcc_real_bin_dir(ProcessRunner& runner, const Sysroot& sysroot,
                                              const std::string& nvcc) {
-  Command command{{sysroot.host_path(nvcc).string(), "-dryrun", "-E", "-x", "cu", "/dev/null"},
+  Command command{{runnable(sysroot, nvcc), "-dryrun", "-E", "-x", "cu", "/dev/null"},
                   std::nullopt, std::chrono::milliseconds(10000)};
   auto result = runner.run(command);
   if (!result) return std::nullopt;

@@ -1,0 +1,83 @@
+"""`cudaenv resolve` as a user runs it: answers, JSON shape, exit codes and error lines."""
+
+import json
+
+from harness import case, check, clean_env, finish, run
+
+
+def resolve(tmp, *args, expect=0):
+    proc = run(["resolve", "--no-detect", *args], clean_env(tmp), check_exit=expect)
+    return proc
+
+
+def resolve_json(tmp, *args, expect=0):
+    return json.loads(resolve(tmp, *args, "--json", expect=expect).stdout)
+
+
+@case
+def a_target_machine_gets_its_set_with_the_documented_shape(tmp):
+    out = resolve_json(tmp, "--driver", "535.104.05", "--arch", "8.6", "--torch", "2.4")
+    for key in ("ok", "cuda", "cudnn", "driver", "frameworks", "warnings", "rejected", "suggestions"):
+        check(key in out, f"key {key} in resolve --json")
+    check(out["ok"] is True, "a set fits")
+    check(out["cuda"] == {"version": "12.1.1", "driver_mode": "full"}, f"cuda {out['cuda']}")
+    check(out["cudnn"]["full_version"] == "9.1.0.70", f"cudnn {out['cudnn']}")
+    check(out["driver"]["detected"] == "535.104.05" and out["driver"]["required"] == "530.30.02",
+          f"driver {out['driver']}")
+    torch = out["frameworks"][0]
+    check(torch["name"] == "torch" and torch["variant"] == "cu121", f"framework {torch}")
+    check("--index-url https://download.pytorch.org/whl/cu121" not in torch["install"],
+          "cu121 is PyPI's default wheel for torch 2.4: no index URL needed")
+    check(any("needs driver >=" in r["reason"] for r in out["rejected"]), "rejections carry reasons")
+
+
+@case
+def nothing_fits_exits_4_with_suggestions(tmp):
+    out = resolve_json(tmp, "--driver", "470.82.01", "--cuda", "12", expect=4)
+    check(out["ok"] is False and out["cuda"] is None, "no set")
+    check(any("525.60.13" in s for s in out["suggestions"]), f"suggests the 12.x floor: {out['suggestions']}")
+    proc = resolve(tmp, "--driver", "470.82.01", "--cuda", "12", expect=4)
+    check("no compatible set" in proc.stdout and "Suggest" in proc.stdout, proc.stdout)
+
+
+@case
+def old_gpu_gets_the_last_toolkit_that_supports_it(tmp):
+    proc = resolve(tmp, "--arch", "sm_35")
+    check("11.8.0" in proc.stdout, f"sm_35 -> CUDA 11.8:\n{proc.stdout}")
+
+
+@case
+def unknown_version_exits_3(tmp):
+    proc = resolve(tmp, "--torch", "9.9", expect=3)
+    check(proc.stderr.startswith("cudaenv: error: unknown version: torch 9.9"), proc.stderr)
+
+
+@case
+def malformed_flags_exit_2_naming_the_flag(tmp):
+    for args, flag in ((["--cuda", "twelve"], "--cuda"), (["--arch", "banana"], "--arch"),
+                       (["--driver", "new"], "--driver")):
+        proc = resolve(tmp, *args, expect=2)
+        check(proc.stderr.startswith(f"cudaenv: error: {flag}"), f"{args}: {proc.stderr!r}")
+        check("hint:" in proc.stderr, f"{args}: a hint follows")
+
+
+@case
+def verbose_lists_every_rejection(tmp):
+    quiet = resolve(tmp, "--arch", "6.1", "--cuda", "13", expect=4).stdout
+    loud = resolve(tmp, "--arch", "6.1", "--cuda", "13", "--verbose", expect=4).stdout
+    check("more (--verbose lists them)" in quiet, "the short form says more exist")
+    check(loud.count("needs CUDA <= 12.9") > quiet.count("needs CUDA <= 12.9"), "verbose lists more")
+
+
+@case
+def a_newer_database_in_the_data_root_wins(tmp):
+    root = tmp / "root"
+    (root / "manifests").mkdir(parents=True)
+    (root / "manifests" / "drivers.toml").write_text(
+        '[meta]\nrevision = "2999-01-01"\n[[branch]]\nbranch = 999\npackage = "x"\nmax_cuda = "thirteen"\n')
+    proc = run(["resolve", "--no-detect"], clean_env(tmp, CUDAENV_ROOT=root))
+    check(proc.returncode == 1, f"a broken newer database is an error, got {proc.returncode}")
+    check("drivers.toml:6" in proc.stderr and "max_cuda" in proc.stderr, proc.stderr)
+
+
+finish()
