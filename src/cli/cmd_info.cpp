@@ -143,7 +143,7 @@ class InfoPrinter {
       first = false;
     }
     for (const auto& entry : env.cuda_library_paths) {
-      const auto value = "LD_LIBRARY_PATH has CUDA libraries in " + entry;
+      const auto value = "LD_LIBRARY_PATH has CUDA toolkit libraries in " + entry;
       first ? line("Env", value) : continuation(value);
       first = false;
     }

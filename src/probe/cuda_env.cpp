@@ -13,11 +13,12 @@ constexpr const char* watched_variables[] = {
     "CUDA_MODULE_LOADING", "CUDNN_PATH", "CUDAENV_ROOT",     "CUDAENV_VERSION",  "CUDAENV_ACTIVE",
     "CUDAENV_SYSROOT", "CUDAENV_MIRROR"};
 
+// Toolkit runtime libraries only: a directory with the driver's libcuda (the container
+// toolkit's /usr/local/nvidia/lib64) is how a driver is meant to be found, not a stray toolkit.
 bool holds_cuda_libraries(const Sysroot& sysroot, const std::string& directory) {
   for (const auto& name : sysroot.list_directory(directory)) {
-    if (text::starts_with(name, "libcudart.so") || text::starts_with(name, "libcuda.so") ||
-        text::starts_with(name, "libcublas.so") || text::starts_with(name, "libcudnn.so")) {
-      return true;
+    for (const char* stem : {"libcudart.so", "libcublas.so", "libcudnn.so", "libnvrtc.so"}) {
+      if (text::starts_with(name, stem)) return true;
     }
   }
   return false;

@@ -1,6 +1,7 @@
 #pragma once
 // CUDA-related variables in the current environment, and LD_LIBRARY_PATH entries that hold CUDA
-// libraries: the usual source of "the wrong libcudart got loaded".
+// toolkit libraries (libcudart, libcublas, libcudnn, libnvrtc): the usual source of "the wrong
+// libcudart got loaded".
 
 #include "core/environment.hpp"
 #include "core/sysroot.hpp"

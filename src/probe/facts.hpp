@@ -86,7 +86,7 @@ struct EnvVariableFacts {
 
 struct CudaEnvFacts {
   std::vector<EnvVariableFacts> variables;       // CUDA_HOME, CUDA_PATH, ... as set
-  std::vector<std::string> cuda_library_paths;   // LD_LIBRARY_PATH entries holding CUDA libraries
+  std::vector<std::string> cuda_library_paths;   // LD_LIBRARY_PATH entries holding toolkit libraries
 };
 
 struct MachineFacts {

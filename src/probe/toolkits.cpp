@@ -108,11 +108,31 @@ void add_or_merge(std::vector<ToolkitFacts>& toolkits, ToolkitFacts facts) {
   toolkits.push_back(std::move(facts));
 }
 
+// NVIDIA's apt repository installs /usr/local/cuda-13.0 from cuda-toolkit-13-0 (or the smaller
+// meta packages), whose version is the release: "13.0.2-1".
+std::optional<ToolkitVersion> dpkg_version(const std::string& prefix, const DpkgPackages& packages) {
+  static const std::regex versioned(R"(/usr/local/cuda-([0-9]+)\.([0-9]+))");
+  std::smatch match;
+  if (packages.empty() || !std::regex_match(prefix, match, versioned)) return std::nullopt;
+  const auto suffix = match[1].str() + "-" + match[2].str();
+  const auto package_version = [&](const std::string& name) -> std::optional<Version> {
+    const auto it = packages.find(name + "-" + suffix);
+    if (it == packages.end()) return std::nullopt;
+    return Version::parse(it->second.substr(0, it->second.find('-')));  // drop the Debian revision
+  };
+  for (const char* meta : {"cuda-toolkit", "cuda-compiler", "cuda-minimal-build", "cuda-libraries"}) {
+    if (auto release = package_version(meta)) {
+      return ToolkitVersion{release, package_version("cuda-nvcc"), "dpkg", false};
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<ToolkitFacts> inspect(const Sysroot& sysroot, ProcessRunner& runner,
-                                    const Candidate& candidate) {
+                                    const Candidate& candidate, const DpkgPackages& packages) {
   const auto real = sysroot.canonical(candidate.path);
   if (!real || !sysroot.is_directory(*real)) return std::nullopt;
-  auto version = read_toolkit_version(sysroot, runner, *real);
+  auto version = read_toolkit_version(sysroot, runner, *real, packages);
   if (!version) return std::nullopt;
   ToolkitFacts facts;
   facts.path = *real;
@@ -159,8 +179,29 @@ std::optional<Version> parse_version_txt(std::string_view text) {
   return Version::parse(trimmed.substr(prefix.size()));
 }
 
+DpkgPackages parse_dpkg_status(std::string_view status) {
+  DpkgPackages packages;
+  std::string name, version;
+  bool installed = false;
+  const auto flush = [&] {
+    if (installed && !name.empty() && !version.empty()) packages[name] = version;
+    name.clear();
+    version.clear();
+    installed = false;
+  };
+  for (const auto& line : text::lines(status)) {
+    if (line.empty()) flush();
+    else if (text::starts_with(line, "Package: ")) name = line.substr(9);
+    else if (text::starts_with(line, "Version: ")) version = line.substr(9);
+    else if (text::starts_with(line, "Status: ")) installed = text::contains(line, " installed");
+  }
+  flush();
+  return packages;
+}
+
 std::optional<ToolkitVersion> read_toolkit_version(const Sysroot& sysroot, ProcessRunner& runner,
-                                                   const std::string& prefix) {
+                                                   const std::string& prefix,
+                                                   const DpkgPackages& packages) {
   if (auto json = sysroot.read_file(prefix + "/version.json")) {
     auto version = parse_version_json(*json);
     if (version.release) return version;
@@ -170,6 +211,7 @@ std::optional<ToolkitVersion> read_toolkit_version(const Sysroot& sysroot, Proce
   }
   const auto nvcc = prefix + "/bin/nvcc";
   if (!sysroot.is_executable_file(nvcc)) return std::nullopt;
+  if (auto packaged = dpkg_version(prefix, packages)) return packaged;
   if (auto wheel = nvcc_wheel_version(sysroot, prefix)) {
     return ToolkitVersion{std::nullopt, wheel, "dist-info", true};
   }
@@ -188,8 +230,9 @@ std::optional<DefaultLinkFacts> probe_default_link(const Sysroot& sysroot) {
 
 std::vector<ToolkitFacts> probe_toolkits(const ToolkitSearch& search) {
   std::vector<ToolkitFacts> toolkits;
+  const auto packages = parse_dpkg_status(search.sysroot.read_file("/var/lib/dpkg/status").value_or(""));
   for (const auto& candidate : system_candidates(search)) {
-    if (auto facts = inspect(search.sysroot, search.runner, candidate)) {
+    if (auto facts = inspect(search.sysroot, search.runner, candidate, packages)) {
       add_or_merge(toolkits, std::move(*facts));
     }
   }
@@ -198,7 +241,7 @@ std::vector<ToolkitFacts> probe_toolkits(const ToolkitSearch& search) {
   const auto store = (search.data_root / "toolkits").string();
   for (const auto& name : host.list_directory(store)) {
     if (text::starts_with(name, ".")) continue;  // staging and lock files
-    if (auto facts = inspect(host, search.runner, {store + "/" + name, ToolkitOrigin::cudaenv})) {
+    if (auto facts = inspect(host, search.runner, {store + "/" + name, ToolkitOrigin::cudaenv}, {})) {
       add_or_merge(toolkits, std::move(*facts));
     }
   }

@@ -3,6 +3,7 @@
 // update-alternatives chain), /opt/cuda, $CUDA_HOME, nvcc on PATH, and cudaenv's own store.
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,10 +36,16 @@ struct ToolkitVersion {
   bool from_wheels = false;
 };
 
-// Reads a prefix's version from version.json, version.txt, the pip wheels' dist-info, or
-// `nvcc --version`, in that order. nullopt when the prefix is not a toolkit.
+// Installed Debian/Ubuntu packages and their versions, from /var/lib/dpkg/status.
+using DpkgPackages = std::map<std::string, std::string>;
+DpkgPackages parse_dpkg_status(std::string_view status);
+
+// Reads a prefix's version from version.json, version.txt, the apt packages that installed a
+// /usr/local/cuda-X.Y prefix (NVIDIA's .deb packages ship no version.json), the pip wheels'
+// dist-info, or `nvcc --version`, in that order. nullopt when the prefix is not a toolkit.
 std::optional<ToolkitVersion> read_toolkit_version(const Sysroot& sysroot, ProcessRunner& runner,
-                                                   const std::string& prefix);
+                                                   const std::string& prefix,
+                                                   const DpkgPackages& packages = {});
 
 // "Cuda compilation tools, release 13.0, V13.0.88" -> 13.0.88.
 std::optional<Version> parse_nvcc_version_output(std::string_view output);

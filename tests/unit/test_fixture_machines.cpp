@@ -264,6 +264,41 @@ TEST_CASE("fixture dgx-h100-580: two H100s on driver 580, two toolkits, CUDA_HOM
   CHECK(library_paths_of(facts) == "/usr/local/cuda-12.4/lib64");
 }
 
+// Modelled on the GPU machine recorded in docs/examples/info-h200.txt: NVIDIA's apt packages
+// install the toolkit without a version.json, and the container toolkit mounts the driver's
+// libraries in /usr/local/nvidia/lib64, which LD_LIBRARY_PATH names.
+TEST_CASE("fixture h200-apt-toolkit: apt-installed CUDA 13.0 whose release comes from dpkg") {
+  const auto facts = probe_fixture("h200-apt-toolkit",
+                                   {{"PATH", std::string("/usr/local/cuda/bin:") + debian_path},
+                                    {"CUDA_HOME", "/usr/local/cuda"},
+                                    {"LD_LIBRARY_PATH", "/usr/local/nvidia/lib64:/usr/local/nvidia/lib"}});
+
+  REQUIRE(facts.driver.has_value());
+  CHECK(facts.driver->version == "580.159.04");
+  CHECK(std::string(to_string(facts.driver->version_source)) == "nvml");
+  CHECK(facts.driver->library == "/usr/local/nvidia/lib64/libnvidia-ml.so.1");
+  CHECK(version_text(facts.driver->cuda_version) == "13.0");
+  CHECK(facts.driver->open_kernel_module);
+  CHECK(gpus_of(facts) == "0: NVIDIA H200 cc 9.0 150109880320 bytes");
+  CHECK(loaded_modules_of(facts) == "nvidia nvidia_uvm");
+
+  // The release (13.0.2) from cuda-toolkit/compiler-13-0, nvcc's own version from cuda-nvcc-13-0;
+  // the removed cuda-toolkit-12-4 (config files only) is not a toolkit.
+  CHECK(toolkits_of(facts) ==
+        "13.0.2 at /usr/local/cuda-13.0 from dpkg (nvcc 13.0.88) via "
+        "versioned-dir /usr/local/cuda-13, versioned-dir /usr/local/cuda-13.0, "
+        "default-link /usr/local/cuda, CUDA_HOME /usr/local/cuda, PATH /usr/local/cuda-13.0");
+  check_default_link(facts, "/usr/local/cuda -> /etc/alternatives/cuda -> /usr/local/cuda-13.0",
+                     "/usr/local/cuda-13.0", false);
+  CHECK(compilers_of(facts) ==
+        "g++ (gcc) /usr/bin/g++ 13.3.0\n"
+        "g++-13 (gcc) /usr/bin/g++-13 13.3.0\n"
+        "gcc (gcc) /usr/bin/gcc 13.3.0\n"
+        "gcc-13 (gcc) /usr/bin/gcc-13 13.3.0");
+  // The driver's own libraries on LD_LIBRARY_PATH are not a stray toolkit.
+  CHECK(library_paths_of(facts).empty());
+}
+
 TEST_CASE("fixture container-open-module-proc: no driver libraries, the open module in /proc") {
   const auto facts = probe_fixture("container-open-module-proc",
                                    {{"PATH", "/usr/local/sbin:/usr/local/bin:/usr/bin"}});

@@ -98,3 +98,14 @@ TEST_CASE("host compiler versions from gcc and clang") {
   CHECK(parse_compiler_version("Ubuntu clang version 18.1.3 (1ubuntu1)\n")->str() == "18.1.3");
   CHECK_FALSE(parse_compiler_version("").has_value());
 }
+
+TEST_CASE("dpkg status: installed packages only, with their versions") {
+  const auto packages = parse_dpkg_status(
+      "Package: cuda-toolkit-13-0\nStatus: install ok installed\nVersion: 13.0.2-1\n\n"
+      "Package: cuda-toolkit-12-4\nStatus: deinstall ok config-files\nVersion: 12.4.1-1\n\n"
+      "Package: cuda-nvcc-13-0\nStatus: install ok installed\nArchitecture: amd64\nVersion: 13.0.88-1\n");
+  CHECK(packages.size() == 2);
+  CHECK(packages.at("cuda-toolkit-13-0") == "13.0.2-1");
+  CHECK(packages.at("cuda-nvcc-13-0") == "13.0.88-1");
+  CHECK(packages.count("cuda-toolkit-12-4") == 0);
+}
