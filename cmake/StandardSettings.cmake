@@ -1,7 +1,8 @@
 # Warnings and sanitizers as INTERFACE targets: first-party targets link them, dependencies don't.
 add_library(cudaenv_warnings INTERFACE)
 target_compile_options(cudaenv_warnings INTERFACE
-  -Wall -Wextra -Wshadow -Wnon-virtual-dtor -Wcast-align -Woverloaded-virtual
+  -Wall -Wextra -Wshadow -Wcast-align
+  $<$<COMPILE_LANGUAGE:CXX>:-Wnon-virtual-dtor -Woverloaded-virtual>
   $<$<BOOL:${CUDAENV_WERROR}>:-Werror>)
 
 add_library(cudaenv_sanitizers INTERFACE)

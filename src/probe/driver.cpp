@@ -24,6 +24,17 @@ using NvmlInit = int (*)();
 using NvmlShutdown = int (*)();
 using NvmlSystemGetDriverVersion = int (*)(char*, unsigned);
 using NvmlSystemGetCudaDriverVersion = int (*)(int*);
+using NvmlDevice = void*;
+struct NvmlMemory {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+using NvmlDeviceGetCount = int (*)(unsigned*);
+using NvmlDeviceGetHandleByIndex = int (*)(unsigned, NvmlDevice*);
+using NvmlDeviceGetName = int (*)(NvmlDevice, char*, unsigned);
+using NvmlDeviceGetCudaComputeCapability = int (*)(NvmlDevice, int*, int*);
+using NvmlDeviceGetMemoryInfo = int (*)(NvmlDevice, NvmlMemory*);
 
 constexpr int cu_attribute_cc_major = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 constexpr int cu_attribute_cc_minor = 76;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
@@ -41,6 +52,32 @@ std::string cuda_error_text(const SharedLibrary& cuda, int code) {
     return std::string(name) + " (" + std::to_string(code) + ")";
   }
   return "error " + std::to_string(code);
+}
+
+// GPUs through NVML, which answers without creating a CUDA context: much cheaper than cuInit,
+// and numbered as nvidia-smi numbers them.
+void read_nvml_gpus(const SharedLibrary& nvml, DriverReading& reading) {
+  auto get_count = lookup<NvmlDeviceGetCount>(nvml, "nvmlDeviceGetCount_v2");
+  auto get_handle = lookup<NvmlDeviceGetHandleByIndex>(nvml, "nvmlDeviceGetHandleByIndex_v2");
+  auto get_name = lookup<NvmlDeviceGetName>(nvml, "nvmlDeviceGetName");
+  auto get_cc = lookup<NvmlDeviceGetCudaComputeCapability>(nvml, "nvmlDeviceGetCudaComputeCapability");
+  auto get_memory = lookup<NvmlDeviceGetMemoryInfo>(nvml, "nvmlDeviceGetMemoryInfo");
+  unsigned count = 0;
+  if (!get_count || !get_handle || !get_name || !get_cc || !get_memory || get_count(&count) != 0) return;
+  for (unsigned index = 0; index < count; ++index) {
+    NvmlDevice device = nullptr;
+    std::array<char, 256> name{};
+    int major = 0;
+    int minor = 0;
+    NvmlMemory memory{};
+    if (get_handle(index, &device) != 0 || get_name(device, name.data(), name.size()) != 0 ||
+        get_cc(device, &major, &minor) != 0 || get_memory(device, &memory) != 0) {
+      reading.notes.push_back("GPU " + std::to_string(index) + " could not be queried through NVML");
+      continue;
+    }
+    const auto cc = std::to_string(major) + "." + std::to_string(minor);
+    reading.gpus.push_back({static_cast<int>(index), name.data(), *Version::parse(cc), memory.total});
+  }
 }
 
 void read_nvml(LibraryLoader& loader, DriverReading& reading) {
@@ -71,6 +108,7 @@ void read_nvml(LibraryLoader& loader, DriverReading& reading) {
     }
     reading.driver = facts;
   }
+  read_nvml_gpus(*nvml, reading);
   if (shutdown != nullptr) shutdown();
 }
 
@@ -120,6 +158,7 @@ void read_cuda_driver_api(LibraryLoader& loader, DriverReading& reading) {
     reading.driver->cuda_version = Version::from_cuda_int(encoded);
     if (reading.driver->library.empty()) reading.driver->library = cuda->path();
   }
+  if (!reading.gpus.empty()) return;  // NVML listed them; cuInit would only cost time
   if (const int rc = init(0); rc != 0) {
     reading.notes.push_back("cuInit failed: " + cuda_error_text(*cuda, rc));
     return;

@@ -230,6 +230,7 @@ TEST_CASE("fixture dgx-h100-580: two H100s on driver 580, two toolkits, CUDA_HOM
   CHECK(driver.loaded);
   // /proc/driver/nvidia/version names the open module, even though NVML gave the version.
   CHECK(driver.open_kernel_module);
+  // cuInit would fail here (cuinit_error=999): the GPUs must come from NVML, with no cuInit note.
   CHECK(gpus_of(facts) ==
         "0: NVIDIA H100 80GB HBM3 cc 9.0 85520809984 bytes\n"
         "1: NVIDIA H100 80GB HBM3 cc 9.0 85520809984 bytes");
@@ -410,6 +411,7 @@ TEST_CASE("fixture rocky-hpcsdk-wrapper: RTX 4090 on RHEL paths, nvcc a wrapper 
   CHECK(version_text(driver.cuda_version) == "12.9");
   CHECK(driver.loaded);
   CHECK_FALSE(driver.open_kernel_module);  // the proprietary module, per /proc
+  // This machine's NVML lists no GPUs (nvml_devices=0): they come through cuInit and the driver API.
   CHECK(gpus_of(facts) == "0: NVIDIA GeForce RTX 4090 cc 8.9 25757220864 bytes");
   CHECK(notes_of(facts).empty());
 
