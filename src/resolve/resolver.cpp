@@ -177,11 +177,13 @@ class Solver {
     if (combo.size() == builds_.size()) return finish(release, check, combo);
     const auto& list = builds_[combo.size()];
     bool any_for_toolkit = false;
+    const auto toolkit = release.version.major_minor();
     for (const auto& build : list) {
-      const bool same_toolkit = !build.cuda_major_minor || release.version.major_minor() == *build.cuda_major_minor;
-      any_for_toolkit = any_for_toolkit || same_toolkit;
+      // Builds for another toolkit minor are not candidates here at all: no reason to record.
+      if (build.cuda_major_minor && toolkit != *build.cuda_major_minor) continue;
+      any_for_toolkit = true;
       if (auto problem = build_problem(build, release, target_)) {
-        if (same_toolkit) reject(describe(release, {&build}), *problem);
+        reject(describe(release, {&build}), *problem);
         continue;
       }
       combo.push_back(&build);

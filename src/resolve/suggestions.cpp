@@ -29,7 +29,8 @@ std::optional<std::string> driver_suggestion(const manifest::Database& db, const
                      " (CUDA " + easiest->cuda->version.str();
   if (const auto* branch = db.branch_for(easiest->cuda->version)) text += "; Ubuntu: " + branch->package;
   text += ")";
-  if (easiest->driver.compat_floor && *target.driver < *easiest->driver.compat_floor) {
+  if (easiest->driver.compat_floor && *easiest->driver.compat_floor < *easiest->driver.full_minimum &&
+      *target.driver < *easiest->driver.compat_floor) {
     text += "; >= " + easiest->driver.compat_floor->str() + " would run it in minor-compat mode";
   }
   return text;
