@@ -31,7 +31,10 @@ class FieldReader {
 
   std::optional<Version> version(const toml::table& table, const char* key, bool required = true) {
     const auto raw = text(table, key, required);
-    if (raw.empty()) return std::nullopt;
+    if (raw.empty()) {
+      if (table.contains(key)) fail(table, key, "is empty");
+      return std::nullopt;
+    }
     auto parsed = Version::parse(raw);
     if (!parsed) fail(table, key, "\"" + raw + "\" is not a version");
     return parsed;
@@ -43,7 +46,7 @@ class FieldReader {
 
   VersionSpec spec(const toml::table& table, const char* key) {
     const auto raw = text(table, key);
-    auto parsed = VersionSpec::parse(raw.empty() ? "latest" : raw);
+    auto parsed = VersionSpec::parse(raw);
     if (!parsed) {
       fail(table, key, "\"" + raw + "\" is not a version spec");
       return *VersionSpec::parse("latest");
@@ -64,7 +67,10 @@ class FieldReader {
   std::vector<std::string> strings(const toml::table& table, const char* key) {
     std::vector<std::string> values;
     const auto* array = table.get_as<toml::array>(key);
-    if (array == nullptr) return values;
+    if (array == nullptr) {
+      if (table.contains(key)) fail(table, key, "must be an array");
+      return values;
+    }
     for (const auto& element : *array) {
       if (auto value = element.value<std::string>()) values.push_back(*value);
       else fail(table, key, "must hold strings only");

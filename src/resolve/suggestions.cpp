@@ -46,9 +46,11 @@ std::vector<std::string> arch_suggestions(const manifest::Database& db, const Ta
       return (!request.cuda || request.cuda->matches(r.version)) && !arch_problem(db, r, gpu);
     });
     if (spec_allows) continue;
-    out.push_back(sm_name(gpu) + " (" + arch->name + ") needs CUDA " + arch->first_cuda.str() + " to " +
-                  (arch->last_cuda ? arch->last_cuda->str() : "the newest") +
-                  (arch->last_cuda ? "; use --cuda \"<=" + arch->last_cuda->str() + "\"" : ""));
+    const auto prefix = sm_name(gpu) + " (" + arch->name + ") needs CUDA ";
+    out.push_back(arch->last_cuda ? prefix + arch->first_cuda.str() + " to " + arch->last_cuda->str() +
+                                        "; use --cuda \"<=" + arch->last_cuda->str() + "\""
+                                  : prefix + ">= " + arch->first_cuda.str() + "; use --cuda \">=" +
+                                        arch->first_cuda.str() + "\"");
   }
   return out;
 }

@@ -157,6 +157,19 @@ TEST_CASE("a broken manifest is an error naming the file, the line and the key")
   CHECK(loaded.error().message.find("drivers.toml:6") != std::string::npos);
   CHECK(loaded.error().message.find("max_cuda") != std::string::npos);
 
+  test::write_file(root.path() / "manifests/drivers.toml",
+                   "[meta]\nrevision = \"2999-01-01\"\n[[branch]]\nbranch = 999\npackage = \"x\"\nmax_cuda = \"\"\n");
+  auto empty = load_default_database(root.path());
+  REQUIRE_FALSE(empty.ok());
+  CHECK(empty.error().message.find("drivers.toml:6: max_cuda is empty") != std::string::npos);
+
+  test::write_file(root.path() / "manifests/drivers.toml",
+                   "[meta]\nrevision = \"2999-01-01\"\n[[branch]]\nbranch = 999\npackage = \"x\"\nmax_cuda = \"13.0\"\n"
+                   "sources = \"RN131\"\n");
+  auto not_array = load_default_database(root.path());
+  REQUIRE_FALSE(not_array.ok());
+  CHECK(not_array.error().message.find("sources must be an array") != std::string::npos);
+
   test::write_file(root.path() / "manifests/drivers.toml", "[meta\nrevision = ");
   auto unparsable = load_default_database(root.path());
   REQUIRE_FALSE(unparsable.ok());

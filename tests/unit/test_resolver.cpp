@@ -126,7 +126,7 @@ const Case arch_cases[] = {
    .gpus = {"8.9"}, .cuda = "11.7", .ok = false, .expect_rejection = "sm_89 (Ada) needs CUDA >= 11.8"},  {.name = "sm_90 (H100/H200) gets CUDA 11.8 at the oldest", .source = "NIX_CAP: sm_90 first in 11.8",
    .gpus = {"9.0"}, .cuda = "11", .expect_cuda = "11.8.0"},  {.name = "sm_90 on a 580 driver gets CUDA 13.0 Update 2", .source = "RN131 Table 3; NIX_CAP",
    .driver = "580.95.05", .gpus = {"9.0"}, .cuda = "<13.1", .expect_cuda = "13.0.2", .expect_mode = "full"},  {.name = "sm_120 (RTX 5090) needs CUDA 12.8", .source = "SPACK/NIX_CAP: sm_120 first in 12.8",
-   .gpus = {"12.0"}, .cuda = "<12.8", .ok = false, .expect_suggestion = "sm_120 (Blackwell) needs CUDA 12.8"},  {.name = "sm_120 on driver 570.124.06 gets CUDA 12.8 Update 1", .source = "RN131 Table 3: 12.8 Update 1 >= 570.124.06",
+   .gpus = {"12.0"}, .cuda = "<12.8", .ok = false, .expect_suggestion = "sm_120 (Blackwell) needs CUDA >= 12.8"},  {.name = "sm_120 on driver 570.124.06 gets CUDA 12.8 Update 1", .source = "RN131 Table 3: 12.8 Update 1 >= 570.124.06",
    .driver = "570.124.06", .gpus = {"12.0"}, .expect_cuda = "12.8.1", .expect_mode = "full"},  {.name = "sm_100 (B200) with driver 535 needs a newer driver", .source = "SPACK: sm_100 first in 12.8; CUDNN_SM: CC 10.0 needs driver >= 570",
    .driver = "535.104.05", .gpus = {"10.0"}, .ok = false, .expect_suggestion = "upgrade the NVIDIA driver to >= 570.26",
    .expect_rejection = "sm_100 (Blackwell) needs driver >= 570.26"},  {.name = "a Pascal and a Hopper GPU together get the last CUDA both support", .source = "RN131 2.5.2; NIX_CAP",
