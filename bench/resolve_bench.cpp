@@ -29,13 +29,18 @@ std::vector<Query> queries() {
   return {
       {"latest, no constraints", {}, {}},
       {"driver 535 + sm_86", {v("535.104.05"), {v("8.6")}, v("12.2.0")}, {}},
-      {"torch 2.8 on sm_61", {v("535.104.05"), {v("6.1")}, {}}, {std::nullopt, std::nullopt, spec("2.8")}},
-      {"torch latest + tensorflow latest", {}, {std::nullopt, std::nullopt, spec("latest"), spec("latest")}},
+      {"torch 2.8 on sm_61",
+       {v("535.104.05"), {v("6.1")}, {}},
+       {std::nullopt, std::nullopt, spec("2.8")}},
+      {"torch latest + tensorflow latest",
+       {},
+       {std::nullopt, std::nullopt, spec("latest"), spec("latest")}},
       {"torch + tensorflow + jax, 8 GPUs",
        {v("580.95.05"), std::vector<Version>(8, v("9.0")), {}},
        {std::nullopt, std::nullopt, spec("latest"), spec("latest"), spec("latest")}},
       {"impossible: driver 470 + CUDA 12 (suggestions)", {v("470.82.01"), {}, {}}, {spec("12")}},
-      {"impossible: torch 2.4 + tensorflow 2.15 (suggestions)", {},
+      {"impossible: torch 2.4 + tensorflow 2.15 (suggestions)",
+       {},
        {std::nullopt, std::nullopt, spec("2.4"), spec("2.15")}},
   };
 }
@@ -59,19 +64,22 @@ std::vector<double> time_runs(int runs, Fn&& fn) {
 void report(const char* label, const std::vector<double>& samples) {
   const double med = median(samples);
   const double max = *std::max_element(samples.begin(), samples.end());
-  std::printf("%-55s median %8.3f ms  max %8.3f ms  budget ratio %.3f\n", label, med, max, max / 10.0);
+  std::printf("%-55s median %8.3f ms  max %8.3f ms  budget ratio %.3f\n", label, med, max,
+              max / 10.0);
 }
 
 }  // namespace
 
 int main() {
   constexpr int runs = 200;
-  const auto load = time_runs(runs, [] { (void)manifest::load_database(manifest::embedded_manifests()); });
+  const auto load =
+      time_runs(runs, [] { (void)manifest::load_database(manifest::embedded_manifests()); });
   report("load the compiled-in database", load);
   const auto db = manifest::load_database(manifest::embedded_manifests()).value();
   size_t sink = 0;
   for (const auto& query : queries()) {
-    const auto samples = time_runs(runs, [&] { sink += resolve::resolve(db, query.target, query.request).rejected.size(); });
+    const auto samples = time_runs(
+        runs, [&] { sink += resolve::resolve(db, query.target, query.request).rejected.size(); });
     report(query.label, samples);
   }
   std::printf("(%zu rejections seen)\n", sink);

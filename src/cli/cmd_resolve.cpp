@@ -28,15 +28,18 @@ struct TargetReport {
 Result<std::optional<VersionSpec>> parse_spec(const std::string& flag, const std::string& value) {
   if (value.empty()) return std::optional<VersionSpec>{};
   auto spec = VersionSpec::parse(value);
-  if (!spec) return make_error(ErrorKind::usage, flag + ": " + spec.error().message, spec.error().hint);
+  if (!spec)
+    return make_error(ErrorKind::usage, flag + ": " + spec.error().message, spec.error().hint);
   return std::optional<VersionSpec>{*spec};
 }
 
 Result<resolve::Request> build_request(const ResolveOptions& options) {
   resolve::Request request;
   const std::pair<const std::string*, std::optional<VersionSpec> resolve::Request::*> flags[] = {
-      {&options.cuda, &resolve::Request::cuda},   {&options.cudnn, &resolve::Request::cudnn},
-      {&options.torch, &resolve::Request::torch}, {&options.tensorflow, &resolve::Request::tensorflow},
+      {&options.cuda, &resolve::Request::cuda},
+      {&options.cudnn, &resolve::Request::cudnn},
+      {&options.torch, &resolve::Request::torch},
+      {&options.tensorflow, &resolve::Request::tensorflow},
       {&options.jax, &resolve::Request::jax}};
   const char* names[] = {"--cuda", "--cudnn", "--torch", "--tensorflow", "--jax"};
   for (size_t i = 0; i < std::size(flags); ++i) {
@@ -63,15 +66,18 @@ void detect(TargetReport& report, Context& context) {
     report.target.driver = Version::parse(driver.driver->version);
     report.driver_source = "detected";
   } else {
-    report.notes.push_back("no NVIDIA driver detected: resolving without a driver constraint (--driver targets one)");
+    report.notes.emplace_back(
+        "no NVIDIA driver detected: resolving without a driver constraint (--driver targets one)");
   }
   for (const auto& gpu : driver.gpus) report.target.gpus.push_back(gpu.compute_capability);
   if (!driver.gpus.empty()) {
     report.gpu_source = "detected";
   } else {
-    report.notes.push_back("no GPU detected: resolving without an architecture constraint (--arch targets one)");
+    report.notes.emplace_back(
+        "no GPU detected: resolving without an architecture constraint (--arch targets one)");
   }
-  for (const auto& compiler : probe::probe_compilers(context.sysroot, context.runner, context.env)) {
+  for (const auto& compiler :
+       probe::probe_compilers(context.sysroot, context.runner, context.env)) {
     if (compiler.name == "gcc" && compiler.version) {
       report.target.gcc = compiler.version;
       break;
@@ -85,7 +91,8 @@ Result<TargetReport> build_target(const ResolveOptions& options, Context& contex
   if (!options.driver.empty()) {
     auto driver = Version::parse(options.driver);
     if (!driver) {
-      return make_error(ErrorKind::usage, "--driver: \"" + options.driver + "\" is not a driver version",
+      return make_error(ErrorKind::usage,
+                        "--driver: \"" + options.driver + "\" is not a driver version",
                         "write it as nvidia-smi prints it, e.g. --driver 535.104.05");
     }
     report.target.driver = driver;
@@ -108,7 +115,8 @@ Result<TargetReport> build_target(const ResolveOptions& options, Context& contex
   if (!options.gcc.empty()) {
     report.target.gcc = Version::parse(options.gcc);
     if (!report.target.gcc) {
-      return make_error(ErrorKind::usage, "--gcc: \"" + options.gcc + "\" is not a version", "e.g. --gcc 12.3");
+      return make_error(ErrorKind::usage, "--gcc: \"" + options.gcc + "\" is not a version",
+                        "e.g. --gcc 12.3");
     }
   }
   return report;
@@ -121,26 +129,38 @@ json to_json(const resolve::Resolution& resolution, const TargetReport& report) 
   out["ok"] = resolution.ok();
   json gpus = json::array();
   for (const auto& gpu : report.target.gpus) gpus.push_back(gpu.str());
-  out["target"] = {{"driver", version_or_null(report.target.driver)}, {"driver_source", report.driver_source},
-                   {"gpus", gpus}, {"gpu_source", report.gpu_source}, {"gcc", version_or_null(report.target.gcc)}};
+  out["target"] = {{"driver", version_or_null(report.target.driver)},
+                   {"driver_source", report.driver_source},
+                   {"gpus", gpus},
+                   {"gpu_source", report.gpu_source},
+                   {"gcc", version_or_null(report.target.gcc)}};
   out["cuda"] = nullptr;
   out["cudnn"] = nullptr;
-  out["driver"] = {{"detected", version_or_null(report.target.driver)}, {"required", nullptr}, {"minor_compat_floor", nullptr}};
+  out["driver"] = {{"detected", version_or_null(report.target.driver)},
+                   {"required", nullptr},
+                   {"minor_compat_floor", nullptr}};
   out["frameworks"] = json::array();
   out["warnings"] = json::array();
   if (resolution.ok()) {
     const auto& best = resolution.best();
-    out["cuda"] = {{"version", best.cuda->version.str()}, {"driver_mode", resolve::to_string(best.driver.mode)}};
-    if (best.cudnn) out["cudnn"] = {{"version", best.cudnn->version.str()}, {"full_version", best.cudnn->full_version.str()}};
+    out["cuda"] = {{"version", best.cuda->version.str()},
+                   {"driver_mode", resolve::to_string(best.driver.mode)}};
+    if (best.cudnn)
+      out["cudnn"] = {{"version", best.cudnn->version.str()},
+                      {"full_version", best.cudnn->full_version.str()}};
     out["driver"]["required"] = version_or_null(best.driver.full_minimum);
     out["driver"]["minor_compat_floor"] = version_or_null(best.driver.compat_floor);
     for (const auto& f : best.frameworks) {
-      out["frameworks"].push_back({{"name", f.name}, {"version", f.version}, {"variant", f.variant}, {"install", f.install}});
+      out["frameworks"].push_back({{"name", f.name},
+                                   {"version", f.version},
+                                   {"variant", f.variant},
+                                   {"install", f.install}});
     }
     out["warnings"] = best.warnings;
   }
   json rejected = json::array();
-  for (const auto& r : resolution.rejected) rejected.push_back({{"candidate", r.candidate}, {"reason", r.reason}});
+  for (const auto& r : resolution.rejected)
+    rejected.push_back({{"candidate", r.candidate}, {"reason", r.reason}});
   out["rejected"] = rejected;
   out["suggestions"] = resolution.suggestions;
   out["notes"] = report.notes;
@@ -149,7 +169,8 @@ json to_json(const resolve::Resolution& resolution, const TargetReport& report) 
 
 class ResolvePrinter {
  public:
-  ResolvePrinter(std::ostream& out, bool colour, bool verbose) : out_(out), colour_(colour), verbose_(verbose) {}
+  ResolvePrinter(std::ostream& out, bool colour, bool verbose)
+      : out_(out), colour_(colour), verbose_(verbose) {}
 
   void print(const resolve::Resolution& resolution, const TargetReport& report) {
     print_target(report);
@@ -162,8 +183,10 @@ class ResolvePrinter {
     print_rejections(resolution);
     for (const auto& suggestion : resolution.suggestions) row("Suggest", suggestion);
     if (verbose_ && resolution.solutions.size() > 1) {
-      out_ << styled("Other sets that fit, in order of preference:", Tone::heading, colour_) << '\n';
-      for (size_t i = 1; i < resolution.solutions.size(); ++i) out_ << "  " << summary(resolution.solutions[i]) << '\n';
+      out_ << styled("Other sets that fit, in order of preference:", Tone::heading, colour_)
+           << '\n';
+      for (size_t i = 1; i < resolution.solutions.size(); ++i)
+        out_ << "  " << summary(resolution.solutions[i]) << '\n';
     }
   }
 
@@ -177,18 +200,22 @@ class ResolvePrinter {
   void print_target(const TargetReport& report) {
     const auto& t = report.target;
     std::vector<std::string> parts;
-    parts.push_back(t.driver ? "driver " + t.driver->str() + " (" + report.driver_source + ")" : "any driver");
+    parts.push_back(t.driver ? "driver " + t.driver->str() + " (" + report.driver_source + ")"
+                             : "any driver");
     std::vector<std::string> sms;
     for (const auto& gpu : t.gpus) sms.push_back(resolve::sm_name(gpu));
-    parts.push_back(sms.empty() ? "any GPU" : text::join(sms, " ") + " (" + report.gpu_source + ")");
+    parts.push_back(sms.empty() ? "any GPU"
+                                : text::join(sms, " ") + " (" + report.gpu_source + ")");
     if (t.gcc) parts.push_back("gcc " + t.gcc->str());
     row("Target", text::join(parts, ", "));
   }
 
   static std::string summary(const resolve::Solution& s) {
-    std::string text = "CUDA " + s.cuda->version.str() + " [" + resolve::to_string(s.driver.mode) + "]";
+    std::string text =
+        "CUDA " + s.cuda->version.str() + " [" + resolve::to_string(s.driver.mode) + "]";
     if (s.cudnn) text += ", cuDNN " + s.cudnn->full_version.str();
-    for (const auto& f : s.frameworks) text += ", " + f.name + " " + f.version + (f.variant.empty() ? "" : " " + f.variant);
+    for (const auto& f : s.frameworks)
+      text += ", " + f.name + " " + f.version + (f.variant.empty() ? "" : " " + f.variant);
     return text;
   }
 
@@ -197,21 +224,25 @@ class ResolvePrinter {
     if (best.driver.full_minimum) cuda += "  driver >= " + best.driver.full_minimum->str();
     cuda += "  [" + std::string(resolve::to_string(best.driver.mode)) + "]";
     row("CUDA", styled(cuda, Tone::good, colour_));
-    if (best.cudnn) row("cuDNN", best.cudnn->version.str() + " (" + best.cudnn->full_version.str() + ")");
+    if (best.cudnn)
+      row("cuDNN", best.cudnn->version.str() + " (" + best.cudnn->full_version.str() + ")");
     for (const auto& f : best.frameworks) {
-      row(f.name, f.version + (f.variant.empty() ? "" : " " + f.variant) + "  " + styled(f.install, Tone::dim, colour_));
+      row(f.name, f.version + (f.variant.empty() ? "" : " " + f.variant) + "  " +
+                      styled(f.install, Tone::dim, colour_));
     }
     for (const auto& warning : best.warnings) row("Warning", styled(warning, Tone::warn, colour_));
   }
 
   void print_rejections(const resolve::Resolution& resolution) {
-    const size_t limit = verbose_ || !resolution.ok() ? (verbose_ ? resolution.rejected.size() : 8) : 0;
+    const size_t limit =
+        verbose_ || !resolution.ok() ? (verbose_ ? resolution.rejected.size() : 8) : 0;
     for (size_t i = 0; i < resolution.rejected.size() && i < limit; ++i) {
       const auto& r = resolution.rejected[i];
       row(i == 0 ? "Rejected" : "", r.candidate + ": " + r.reason);
     }
     if (resolution.rejected.size() > limit && limit > 0) {
-      row("", "... " + std::to_string(resolution.rejected.size() - limit) + " more (--verbose lists them)");
+      row("", "... " + std::to_string(resolution.rejected.size() - limit) +
+                  " more (--verbose lists them)");
     }
   }
 
@@ -230,8 +261,9 @@ Status run_resolve(const ResolveOptions& options, Context& context, Outcome& out
   auto db = manifest::load_default_database(paths::data_root(context.env));
   if (!db) return db.error();
   if (const auto unknown = resolve::unknown_versions(*db, *request); !unknown.empty()) {
-    return make_error(ErrorKind::not_found, "unknown version: " + text::join(unknown, ", "),
-                      "the compatibility database (revision " + db->revision + ") does not know it");
+    return make_error(
+        ErrorKind::not_found, "unknown version: " + text::join(unknown, ", "),
+        "the compatibility database (revision " + db->revision + ") does not know it");
   }
   const auto resolution = resolve::resolve(*db, target->target, *request);
   if (options.json) {
@@ -245,19 +277,25 @@ Status run_resolve(const ResolveOptions& options, Context& context, Outcome& out
 
 void add_resolve_command(CLI::App& app, Context& context, Outcome& outcome) {
   auto options = std::make_shared<ResolveOptions>();
-  auto* command = app.add_subcommand("resolve", "Find the best compatible driver/CUDA/cuDNN/framework set");
-  command->add_option("--cuda", options->cuda, "CUDA version spec: 12, 12.4, 12.4.1, \">=12.1,<12.5\", latest");
+  auto* command =
+      app.add_subcommand("resolve", "Find the best compatible driver/CUDA/cuDNN/framework set");
+  command->add_option("--cuda", options->cuda,
+                      "CUDA version spec: 12, 12.4, 12.4.1, \">=12.1,<12.5\", latest");
   command->add_option("--cudnn", options->cudnn, "cuDNN version spec");
   command->add_option("--torch", options->torch, "PyTorch version spec");
   command->add_option("--tensorflow", options->tensorflow, "TensorFlow version spec");
   command->add_option("--jax", options->jax, "JAX CUDA plugin: 12, 13 or latest");
-  command->add_option("--driver", options->driver, "Resolve for this driver version instead of the detected one");
-  command->add_option("--arch", options->arch, "Resolve for a GPU of this compute capability (8.9 or sm_89); repeatable");
+  command->add_option("--driver", options->driver,
+                      "Resolve for this driver version instead of the detected one");
+  command->add_option("--arch", options->arch,
+                      "Resolve for a GPU of this compute capability (8.9 or sm_89); repeatable");
   command->add_option("--gcc", options->gcc, "Host gcc version to check against");
   command->add_flag("--no-detect", options->no_detect, "Do not probe this machine");
   command->add_flag("--json", options->json, "Print the answer as JSON");
-  command->add_flag("--verbose,-v", options->verbose, "Show every candidate considered and why it fell");
-  command->callback([options, &context, &outcome] { outcome.status = run_resolve(*options, context, outcome); });
+  command->add_flag("--verbose,-v", options->verbose,
+                    "Show every candidate considered and why it fell");
+  command->callback(
+      [options, &context, &outcome] { outcome.status = run_resolve(*options, context, outcome); });
 }
 
 }  // namespace cudaenv::cli

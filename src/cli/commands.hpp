@@ -32,7 +32,8 @@ struct ResolveOptions {
   bool json = false;
   bool verbose = false;
 };
-// Exit code 0 with a set, 4 when nothing fits (in outcome); errors for bad flags and unknown versions.
+// Exit code 0 with a set, 4 when nothing fits (in outcome); errors for bad flags and unknown
+// versions.
 Status run_resolve(const ResolveOptions& options, Context& context, Outcome& outcome);
 void add_resolve_command(CLI::App& app, Context& context, Outcome& outcome);
 

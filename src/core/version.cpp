@@ -126,8 +126,7 @@ bool VersionSpec::matches_series(const Version& series) const {
 }
 
 bool VersionSpec::is_exact_beyond(size_t length) const {
-  return clauses_.size() == 1 &&
-         (clauses_[0].op == Op::prefix || clauses_[0].op == Op::eq) &&
+  return clauses_.size() == 1 && (clauses_[0].op == Op::prefix || clauses_[0].op == Op::eq) &&
          clauses_[0].version.size() > length;
 }
 

@@ -19,10 +19,10 @@ struct Provenance {
 };
 
 struct CudaRelease {
-  Version version;                   // 12.4.1
-  std::string label;                 // "12.4 Update 1"
-  std::optional<Version> min_driver; // Linux x86_64 driver for full support
-  std::optional<Version> nvcc;       // the cuda_nvcc component's version
+  Version version;                    // 12.4.1
+  std::string label;                  // "12.4 Update 1"
+  std::optional<Version> min_driver;  // Linux x86_64 driver for full support
+  std::optional<Version> nvcc;        // the cuda_nvcc component's version
   Provenance provenance;
 };
 
@@ -34,12 +34,12 @@ struct CudaFamily {
 };
 
 struct GpuArch {
-  Version compute_capability;        // 8.6
-  std::string sm;                    // sm_86
-  std::string name;                  // Ampere
-  Version first_cuda;                // first toolkit that can compile for it
-  std::optional<Version> last_cuda;  // last toolkit that can; nullopt: still supported
-  std::optional<Version> min_driver; // the oldest driver that knows this GPU, where published
+  Version compute_capability;         // 8.6
+  std::string sm;                     // sm_86
+  std::string name;                   // Ampere
+  Version first_cuda;                 // first toolkit that can compile for it
+  std::optional<Version> last_cuda;   // last toolkit that can; nullopt: still supported
+  std::optional<Version> min_driver;  // the oldest driver that knows this GPU, where published
   std::string examples;
   Provenance provenance;
 };
@@ -69,9 +69,9 @@ struct CudnnSupport {
 };
 
 struct PytorchVariant {
-  std::string tag;       // cu121
-  Version cuda;          // 12.1
-  Version cudnn;         // 9.1.0.70, as bundled in the wheel
+  std::string tag;  // cu121
+  Version cuda;     // 12.1
+  Version cudnn;    // 9.1.0.70, as bundled in the wheel
   bool experimental = false;
   std::optional<std::vector<Version>> sass;  // compiled architectures; nullopt: not known
   std::vector<Version> ptx;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+
 #include <toml++/toml.h>
 
 #include "core/text.hpp"
@@ -72,8 +73,10 @@ class FieldReader {
       return values;
     }
     for (const auto& element : *array) {
-      if (auto value = element.value<std::string>()) values.push_back(*value);
-      else fail(table, key, "must hold strings only");
+      if (auto value = element.value<std::string>())
+        values.push_back(*value);
+      else
+        fail(table, key, "must hold strings only");
     }
     return values;
   }
@@ -81,8 +84,10 @@ class FieldReader {
   std::vector<Version> versions(const toml::table& table, const char* key) {
     std::vector<Version> values;
     for (const auto& raw : strings(table, key)) {
-      if (auto parsed = Version::parse(raw)) values.push_back(*parsed);
-      else fail(table, key, "\"" + raw + "\" is not a version");
+      if (auto parsed = Version::parse(raw))
+        values.push_back(*parsed);
+      else
+        fail(table, key, "\"" + raw + "\" is not a version");
     }
     return values;
   }
@@ -105,8 +110,7 @@ class FieldReader {
     const auto* node = where.get(key);
     const auto line = (node != nullptr ? node->source() : where.source()).begin.line;
     error_ = make_error(ErrorKind::failure,
-                        file_ + ":" + std::to_string(line) + ": " + key +
-                            " " + problem,
+                        file_ + ":" + std::to_string(line) + ": " + key + " " + problem,
                         "fix the manifest file or remove the copy in the data root");
   }
 
@@ -138,12 +142,11 @@ void read_cuda(const toml::table& root, FieldReader& r, Database& db) {
     db.gpu_archs.push_back({r.required_version(t, "compute_capability"), r.text(t, "sm"),
                             r.text(t, "name"), r.required_version(t, "first_cuda"),
                             r.version(t, "last_cuda", false), r.version(t, "min_driver", false),
-                            r.text(t, "examples", false),
-                            r.provenance(t)});
+                            r.text(t, "examples", false), r.provenance(t)});
   });
   for_each_table(root, "host_compiler", [&](const toml::table& t) {
-    db.host_compilers.push_back({r.spec(t, "cuda"), r.integer(t, "gcc_max"),
-                                 r.integer(t, "clang_max"), r.provenance(t)});
+    db.host_compilers.push_back(
+        {r.spec(t, "cuda"), r.integer(t, "gcc_max"), r.integer(t, "clang_max"), r.provenance(t)});
   });
 }
 
@@ -155,28 +158,33 @@ void read_cudnn(const toml::table& root, FieldReader& r, Database& db) {
                                  r.required_version(t, "full_version"), majors, r.provenance(t)});
   });
   for_each_table(root, "support", [&](const toml::table& t) {
-    db.cudnn_support.push_back({r.required_version(t, "cudnn"),
-                                r.major(t, r.text(t, "cuda_major")),
+    db.cudnn_support.push_back({r.required_version(t, "cudnn"), r.major(t, r.text(t, "cuda_major")),
                                 r.required_version(t, "cuda_min"),
                                 r.required_version(t, "cuda_max"), r.provenance(t)});
   });
 }
 
 PytorchVariant read_variant(const toml::table& t, FieldReader& r) {
-  PytorchVariant variant{r.text(t, "tag"), r.required_version(t, "cuda"),
-                         r.required_version(t, "cudnn"), r.text(t, "status") == "experimental",
-                         std::nullopt, r.versions(t, "ptx"), r.text(t, "arch_source", false)};
+  PytorchVariant variant{r.text(t, "tag"),
+                         r.required_version(t, "cuda"),
+                         r.required_version(t, "cudnn"),
+                         r.text(t, "status") == "experimental",
+                         std::nullopt,
+                         r.versions(t, "ptx"),
+                         r.text(t, "arch_source", false)};
   if (t.contains("sass")) variant.sass = r.versions(t, "sass");
   return variant;
 }
 
 void read_frameworks(const toml::table& root, FieldReader& r, Database& db) {
   for_each_table(root, "pytorch", [&](const toml::table& t) {
-    PytorchRelease release{r.required_version(t, "version"), r.text(t, "pypi_default"),
-                           r.text(t, "index_url"), {}, r.provenance(t)};
-    for_each_table(t, "variant", [&](const toml::table& v) {
-      release.variants.push_back(read_variant(v, r));
-    });
+    PytorchRelease release{r.required_version(t, "version"),
+                           r.text(t, "pypi_default"),
+                           r.text(t, "index_url"),
+                           {},
+                           r.provenance(t)};
+    for_each_table(t, "variant",
+                   [&](const toml::table& v) { release.variants.push_back(read_variant(v, r)); });
     db.pytorch.push_back(std::move(release));
   });
   for_each_table(root, "tensorflow", [&](const toml::table& t) {
@@ -236,11 +244,16 @@ Result<Database> load_database(const std::vector<ManifestFile>& files) {
     auto root = parse_toml(file);
     if (!root) return root.error();
     FieldReader reader(file.origin.empty() ? file.name : file.origin);
-    if (file.name == "cuda.toml") read_cuda(*root, reader, db);
-    else if (file.name == "cudnn.toml") read_cudnn(*root, reader, db);
-    else if (file.name == "frameworks.toml") read_frameworks(*root, reader, db);
-    else if (file.name == "drivers.toml") read_drivers(*root, reader, db);
-    else if (file.name == "sources.toml") read_sources(*root, db);
+    if (file.name == "cuda.toml")
+      read_cuda(*root, reader, db);
+    else if (file.name == "cudnn.toml")
+      read_cudnn(*root, reader, db);
+    else if (file.name == "frameworks.toml")
+      read_frameworks(*root, reader, db);
+    else if (file.name == "drivers.toml")
+      read_drivers(*root, reader, db);
+    else if (file.name == "sources.toml")
+      read_sources(*root, db);
     if (reader.failed()) return reader.error();
     const auto revision = revision_of(*root);
     if (db.revision.empty() || revision < db.revision) db.revision = revision;

@@ -1,7 +1,7 @@
 #include "probe/compilers.hpp"
 
-#include <regex>
 #include <map>
+#include <regex>
 #include <set>
 
 #include "core/text.hpp"

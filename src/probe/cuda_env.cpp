@@ -8,10 +8,12 @@ namespace {
 
 // Variables that change which CUDA a build or a program picks up.
 constexpr const char* watched_variables[] = {
-    "CUDA_HOME",     "CUDA_PATH",       "CUDA_ROOT",         "CUDAToolkit_ROOT", "CUDACXX",
-    "NVCC_CCBIN",    "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "CUDA_VISIBLE_DEVICES",
-    "CUDA_MODULE_LOADING", "CUDNN_PATH", "CUDAENV_ROOT",     "CUDAENV_VERSION",  "CUDAENV_ACTIVE",
-    "CUDAENV_SYSROOT", "CUDAENV_MIRROR"};
+    "CUDA_HOME",           "CUDA_PATH",         "CUDA_ROOT",
+    "CUDAToolkit_ROOT",    "CUDACXX",           "NVCC_CCBIN",
+    "NVCC_PREPEND_FLAGS",  "NVCC_APPEND_FLAGS", "CUDA_VISIBLE_DEVICES",
+    "CUDA_MODULE_LOADING", "CUDNN_PATH",        "CUDAENV_ROOT",
+    "CUDAENV_VERSION",     "CUDAENV_ACTIVE",    "CUDAENV_SYSROOT",
+    "CUDAENV_MIRROR"};
 
 // Toolkit runtime libraries only: a directory with the driver's libcuda (the container
 // toolkit's /usr/local/nvidia/lib64) is how a driver is meant to be found, not a stray toolkit.

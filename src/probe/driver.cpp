@@ -36,8 +36,8 @@ using NvmlDeviceGetName = int (*)(NvmlDevice, char*, unsigned);
 using NvmlDeviceGetCudaComputeCapability = int (*)(NvmlDevice, int*, int*);
 using NvmlDeviceGetMemoryInfo = int (*)(NvmlDevice, NvmlMemory*);
 
-constexpr int cu_attribute_cc_major = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
-constexpr int cu_attribute_cc_minor = 76;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+constexpr int cu_attribute_cc_major = 75;            // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+constexpr int cu_attribute_cc_minor = 76;            // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
 constexpr unsigned nvml_driver_version_buffer = 80;  // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE
 
 template <typename Fn>
@@ -60,10 +60,12 @@ void read_nvml_gpus(const SharedLibrary& nvml, DriverReading& reading) {
   auto get_count = lookup<NvmlDeviceGetCount>(nvml, "nvmlDeviceGetCount_v2");
   auto get_handle = lookup<NvmlDeviceGetHandleByIndex>(nvml, "nvmlDeviceGetHandleByIndex_v2");
   auto get_name = lookup<NvmlDeviceGetName>(nvml, "nvmlDeviceGetName");
-  auto get_cc = lookup<NvmlDeviceGetCudaComputeCapability>(nvml, "nvmlDeviceGetCudaComputeCapability");
+  auto get_cc =
+      lookup<NvmlDeviceGetCudaComputeCapability>(nvml, "nvmlDeviceGetCudaComputeCapability");
   auto get_memory = lookup<NvmlDeviceGetMemoryInfo>(nvml, "nvmlDeviceGetMemoryInfo");
   unsigned count = 0;
-  if (!get_count || !get_handle || !get_name || !get_cc || !get_memory || get_count(&count) != 0) return;
+  if (!get_count || !get_handle || !get_name || !get_cc || !get_memory || get_count(&count) != 0)
+    return;
   for (unsigned index = 0; index < count; ++index) {
     NvmlDevice device = nullptr;
     std::array<char, 256> name{};
@@ -72,11 +74,13 @@ void read_nvml_gpus(const SharedLibrary& nvml, DriverReading& reading) {
     NvmlMemory memory{};
     if (get_handle(index, &device) != 0 || get_name(device, name.data(), name.size()) != 0 ||
         get_cc(device, &major, &minor) != 0 || get_memory(device, &memory) != 0) {
-      reading.notes.push_back("GPU " + std::to_string(index) + " could not be queried through NVML");
+      reading.notes.push_back("GPU " + std::to_string(index) +
+                              " could not be queried through NVML");
       continue;
     }
     const auto cc = std::to_string(major) + "." + std::to_string(minor);
-    reading.gpus.push_back({static_cast<int>(index), name.data(), *Version::parse(cc), memory.total});
+    reading.gpus.push_back(
+        {static_cast<int>(index), name.data(), *Version::parse(cc), memory.total});
   }
 }
 
@@ -102,7 +106,8 @@ void read_nvml(LibraryLoader& loader, DriverReading& reading) {
     facts.version_source = DriverSource::nvml;
     facts.library = nvml->path();
     int cuda = 0;
-    auto get_cuda = lookup<NvmlSystemGetCudaDriverVersion>(*nvml, "nvmlSystemGetCudaDriverVersion_v2");
+    auto get_cuda =
+        lookup<NvmlSystemGetCudaDriverVersion>(*nvml, "nvmlSystemGetCudaDriverVersion_v2");
     if (get_cuda != nullptr && get_cuda(&cuda) == 0 && cuda > 0) {
       facts.cuda_version = Version::from_cuda_int(cuda);
     }
@@ -207,7 +212,8 @@ void read_kernel_module_flavour(const Sysroot& sysroot, DriverFacts& driver) {
 void read_installed_library_version(const Sysroot& sysroot, DriverReading& reading) {
   for (const auto& library : reading.libraries) {
     const auto real = sysroot.canonical(library).value_or(library);
-    const auto version = driver_version_from_library_name(std::filesystem::path(real).filename().string());
+    const auto version =
+        driver_version_from_library_name(std::filesystem::path(real).filename().string());
     if (!version) continue;
     if (!reading.driver) reading.driver = DriverFacts{};
     reading.driver->version = *version;
@@ -240,8 +246,8 @@ std::optional<std::string> parse_proc_driver_version(std::string_view text) {
     for (const auto& field : fields) {
       if (field == "Module") {
         after_module = true;
-      } else if (after_module && !field.empty() && std::isdigit(static_cast<unsigned char>(field[0])) &&
-                 Version::parse(field)) {
+      } else if (after_module && !field.empty() &&
+                 std::isdigit(static_cast<unsigned char>(field[0])) && Version::parse(field)) {
         return field;
       }
     }

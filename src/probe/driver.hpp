@@ -16,7 +16,7 @@ namespace cudaenv::probe {
 struct DriverReading {
   std::optional<DriverFacts> driver;  // nullopt: no NVIDIA driver on this machine
   std::vector<GpuFacts> gpus;
-  std::vector<std::string> notes;  // why something could not be read
+  std::vector<std::string> notes;      // why something could not be read
   std::vector<std::string> libraries;  // driver library files that were found and opened
 };
 

@@ -15,11 +15,11 @@ namespace cudaenv::probe {
 enum class DriverSource { nvml, cuda_driver_api, proc_version, sys_module, library_file };
 
 struct DriverFacts {
-  std::string version;                // "580.95.05", as the driver prints it
+  std::string version;                  // "580.95.05", as the driver prints it
   std::optional<Version> cuda_version;  // highest CUDA the driver supports: "13.0"
   DriverSource version_source = DriverSource::nvml;
-  std::string library;                // the libcuda/libnvidia-ml file read, when one was
-  bool open_kernel_module = false;    // "Open Kernel Module" in /proc/driver/nvidia/version
+  std::string library;              // the libcuda/libnvidia-ml file read, when one was
+  bool open_kernel_module = false;  // "Open Kernel Module" in /proc/driver/nvidia/version
   // False when the driver is installed but its kernel module is not running (the version then
   // comes from the library's file name, libcuda.so.535.104.05).
   bool loaded = true;
@@ -27,8 +27,8 @@ struct DriverFacts {
 
 struct GpuFacts {
   int index = 0;
-  std::string name;                    // "NVIDIA H200"
-  Version compute_capability;          // "9.0"
+  std::string name;            // "NVIDIA H200"
+  Version compute_capability;  // "9.0"
   std::uint64_t memory_bytes = 0;
 };
 
@@ -46,11 +46,12 @@ struct KernelModuleFacts {
 enum class ToolkitOrigin { versioned_dir, default_link, opt_cuda, cuda_home, path_nvcc, cudaenv };
 
 struct ToolkitFacts {
-  std::string path;                 // canonical machine path of the prefix
-  std::optional<Version> version;   // the release ("12.4.1"), or nvcc's version when no release is recorded
-  std::string version_source;       // "version.json", "version.txt", "dist-info", "nvcc --version"
+  std::string path;  // canonical machine path of the prefix
+  std::optional<Version>
+      version;  // the release ("12.4.1"), or nvcc's version when no release is recorded
+  std::string version_source;  // "version.json", "version.txt", "dist-info", "nvcc --version"
   std::optional<Version> nvcc_version;  // "12.4.131"
-  bool from_wheels = false;         // assembled from NVIDIA's pip wheels
+  bool from_wheels = false;             // assembled from NVIDIA's pip wheels
   std::vector<ToolkitOrigin> origins;
   std::vector<std::string> found_at;  // the paths it was reached through
 };
@@ -63,20 +64,20 @@ struct DefaultLinkFacts {
 };
 
 struct CompilerFacts {
-  std::string name;     // the command name: "gcc", "g++-12", "clang"
-  std::string family;   // "gcc" or "clang"
-  std::string path;     // where it was found
+  std::string name;    // the command name: "gcc", "g++-12", "clang"
+  std::string family;  // "gcc" or "clang"
+  std::string path;    // where it was found
   std::optional<Version> version;
 };
 
 struct OsFacts {
-  std::string id;           // "ubuntu"
-  std::string id_like;      // "debian"
-  std::string version_id;   // "24.04"
-  std::string codename;     // "noble"
+  std::string id;          // "ubuntu"
+  std::string id_like;     // "debian"
+  std::string version_id;  // "24.04"
+  std::string codename;    // "noble"
   std::string pretty_name;
-  std::string kernel;       // "6.8.0-45-generic"
-  std::string architecture; // "x86_64"
+  std::string kernel;        // "6.8.0-45-generic"
+  std::string architecture;  // "x86_64"
 };
 
 struct EnvVariableFacts {
@@ -85,8 +86,8 @@ struct EnvVariableFacts {
 };
 
 struct CudaEnvFacts {
-  std::vector<EnvVariableFacts> variables;       // CUDA_HOME, CUDA_PATH, ... as set
-  std::vector<std::string> cuda_library_paths;   // LD_LIBRARY_PATH entries holding toolkit libraries
+  std::vector<EnvVariableFacts> variables;      // CUDA_HOME, CUDA_PATH, ... as set
+  std::vector<std::string> cuda_library_paths;  // LD_LIBRARY_PATH entries holding toolkit libraries
 };
 
 struct MachineFacts {

@@ -1,5 +1,6 @@
 #pragma once
-// Which NVIDIA-related kernel modules are loaded (/proc/modules) and which /dev/nvidia* nodes exist.
+// Which NVIDIA-related kernel modules are loaded (/proc/modules) and which /dev/nvidia* nodes
+// exist.
 
 #include <string_view>
 

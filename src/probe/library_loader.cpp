@@ -34,10 +34,14 @@ std::string loaded_path(void* handle, const std::string& fallback) {
 }  // namespace
 
 const std::vector<std::string>& driver_library_directories() {
-  static const std::vector<std::string> directories = {
-      "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
-      "/lib/x86_64-linux-gnu",     "/lib64",                      "/usr/local/nvidia/lib64",
-      "/usr/lib/wsl/lib"};
+  static const std::vector<std::string> directories = {"/usr/lib/x86_64-linux-gnu",
+                                                       "/usr/lib/aarch64-linux-gnu",
+                                                       "/usr/lib64",
+                                                       "/usr/lib",
+                                                       "/lib/x86_64-linux-gnu",
+                                                       "/lib64",
+                                                       "/usr/local/nvidia/lib64",
+                                                       "/usr/lib/wsl/lib"};
   return directories;
 }
 

@@ -1,8 +1,9 @@
 #include "probe/toolkits.hpp"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <regex>
+
+#include <nlohmann/json.hpp>
 
 #include "core/text.hpp"
 
@@ -41,8 +42,8 @@ std::string runnable(const Sysroot& sysroot, const std::string& machine_path) {
 
 std::optional<Version> run_nvcc_version(ProcessRunner& runner, const Sysroot& sysroot,
                                         const std::string& nvcc) {
-  Command command{{runnable(sysroot, nvcc), "--version"}, std::nullopt,
-                  std::chrono::milliseconds(10000)};
+  Command command{
+      {runnable(sysroot, nvcc), "--version"}, std::nullopt, std::chrono::milliseconds(10000)};
   auto result = runner.run(command);
   if (!result || !result->succeeded()) return std::nullopt;
   return parse_nvcc_version_output(result->out);
@@ -53,7 +54,8 @@ std::optional<Version> run_nvcc_version(ProcessRunner& runner, const Sysroot& sy
 std::optional<std::string> nvcc_real_bin_dir(ProcessRunner& runner, const Sysroot& sysroot,
                                              const std::string& nvcc) {
   Command command{{runnable(sysroot, nvcc), "-dryrun", "-E", "-x", "cu", "/dev/null"},
-                  std::nullopt, std::chrono::milliseconds(10000)};
+                  std::nullopt,
+                  std::chrono::milliseconds(10000)};
   auto result = runner.run(command);
   if (!result) return std::nullopt;
   for (const auto& line : text::lines(result->err + result->out)) {
@@ -110,7 +112,8 @@ void add_or_merge(std::vector<ToolkitFacts>& toolkits, ToolkitFacts facts) {
 
 // NVIDIA's apt repository installs /usr/local/cuda-13.0 from cuda-toolkit-13-0 (or the smaller
 // meta packages), whose version is the release: "13.0.2-1".
-std::optional<ToolkitVersion> dpkg_version(const std::string& prefix, const DpkgPackages& packages) {
+std::optional<ToolkitVersion> dpkg_version(const std::string& prefix,
+                                           const DpkgPackages& packages) {
   static const std::regex versioned(R"(/usr/local/cuda-([0-9]+)\.([0-9]+))");
   std::smatch match;
   if (packages.empty() || !std::regex_match(prefix, match, versioned)) return std::nullopt;
@@ -120,7 +123,8 @@ std::optional<ToolkitVersion> dpkg_version(const std::string& prefix, const Dpkg
     if (it == packages.end()) return std::nullopt;
     return Version::parse(it->second.substr(0, it->second.find('-')));  // drop the Debian revision
   };
-  for (const char* meta : {"cuda-toolkit", "cuda-compiler", "cuda-minimal-build", "cuda-libraries"}) {
+  for (const char* meta :
+       {"cuda-toolkit", "cuda-compiler", "cuda-minimal-build", "cuda-libraries"}) {
     if (auto release = package_version(meta)) {
       return ToolkitVersion{release, package_version("cuda-nvcc"), "dpkg", false};
     }
@@ -190,10 +194,14 @@ DpkgPackages parse_dpkg_status(std::string_view status) {
     installed = false;
   };
   for (const auto& line : text::lines(status)) {
-    if (line.empty()) flush();
-    else if (text::starts_with(line, "Package: ")) name = line.substr(9);
-    else if (text::starts_with(line, "Version: ")) version = line.substr(9);
-    else if (text::starts_with(line, "Status: ")) installed = text::contains(line, " installed");
+    if (line.empty())
+      flush();
+    else if (text::starts_with(line, "Package: "))
+      name = line.substr(9);
+    else if (text::starts_with(line, "Version: "))
+      version = line.substr(9);
+    else if (text::starts_with(line, "Status: "))
+      installed = text::contains(line, " installed");
   }
   flush();
   return packages;
@@ -207,7 +215,8 @@ std::optional<ToolkitVersion> read_toolkit_version(const Sysroot& sysroot, Proce
     if (version.release) return version;
   }
   if (auto txt = sysroot.read_file(prefix + "/version.txt")) {
-    if (auto release = parse_version_txt(*txt)) return ToolkitVersion{release, std::nullopt, "version.txt", false};
+    if (auto release = parse_version_txt(*txt))
+      return ToolkitVersion{release, std::nullopt, "version.txt", false};
   }
   const auto nvcc = prefix + "/bin/nvcc";
   if (!sysroot.is_executable_file(nvcc)) return std::nullopt;
@@ -230,7 +239,8 @@ std::optional<DefaultLinkFacts> probe_default_link(const Sysroot& sysroot) {
 
 std::vector<ToolkitFacts> probe_toolkits(const ToolkitSearch& search) {
   std::vector<ToolkitFacts> toolkits;
-  const auto packages = parse_dpkg_status(search.sysroot.read_file("/var/lib/dpkg/status").value_or(""));
+  const auto packages =
+      parse_dpkg_status(search.sysroot.read_file("/var/lib/dpkg/status").value_or(""));
   for (const auto& candidate : system_candidates(search)) {
     if (auto facts = inspect(search.sysroot, search.runner, candidate, packages)) {
       add_or_merge(toolkits, std::move(*facts));
@@ -241,7 +251,8 @@ std::vector<ToolkitFacts> probe_toolkits(const ToolkitSearch& search) {
   const auto store = (search.data_root / "toolkits").string();
   for (const auto& name : host.list_directory(store)) {
     if (text::starts_with(name, ".")) continue;  // staging and lock files
-    if (auto facts = inspect(host, search.runner, {store + "/" + name, ToolkitOrigin::cudaenv}, {})) {
+    if (auto facts =
+            inspect(host, search.runner, {store + "/" + name, ToolkitOrigin::cudaenv}, {})) {
       add_or_merge(toolkits, std::move(*facts));
     }
   }

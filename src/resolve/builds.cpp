@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/reversed.hpp"
+
 namespace cudaenv::resolve {
 
 namespace {
@@ -16,18 +18,21 @@ std::string torch_install(const manifest::PytorchRelease& release,
   auto command = "pip install \"" + pin("torch", spec, release.version) + "\"";
   if (variant.tag == release.pypi_default) return command;
   auto index = release.index_url;
-  if (const auto at = index.find("{tag}"); at != std::string::npos) index.replace(at, 5, variant.tag);
+  if (const auto at = index.find("{tag}"); at != std::string::npos)
+    index.replace(at, 5, variant.tag);
   return command + " --index-url " + index;
 }
 
 std::vector<FrameworkBuild> torch_builds(const manifest::Database& db, const VersionSpec& spec) {
   std::vector<FrameworkBuild> builds;
-  for (auto release = db.pytorch.rbegin(); release != db.pytorch.rend(); ++release) {
-    if (!spec.matches_series(release->version)) continue;
-    const auto shown = spec.is_exact_beyond(release->version.size()) ? spec.str() : release->version.str();
-    for (const auto& variant : release->variants) {
+  for (const auto& release : reversed(db.pytorch)) {
+    if (!spec.matches_series(release.version)) continue;
+    const auto shown =
+        spec.is_exact_beyond(release.version.size()) ? spec.str() : release.version.str();
+    for (const auto& variant : release.variants) {
       FrameworkBuild build;
-      build.choice = {"torch", shown, variant.tag, torch_install(*release, variant, spec), release->version};
+      build.choice = {"torch", shown, variant.tag, torch_install(release, variant, spec),
+                      release.version};
       build.cuda_major_minor = variant.cuda;
       build.cudnn_exact = variant.cudnn;
       build.torch_variant = &variant;
@@ -38,19 +43,21 @@ std::vector<FrameworkBuild> torch_builds(const manifest::Database& db, const Ver
   return builds;
 }
 
-std::vector<FrameworkBuild> tensorflow_builds(const manifest::Database& db, const VersionSpec& spec) {
+std::vector<FrameworkBuild> tensorflow_builds(const manifest::Database& db,
+                                              const VersionSpec& spec) {
   std::vector<FrameworkBuild> builds;
-  for (auto release = db.tensorflow.rbegin(); release != db.tensorflow.rend(); ++release) {
-    if (!spec.matches_series(release->version) && !spec.matches(release->version)) continue;
-    // tensorflow[and-cuda] (2.14+) pulls the CUDA libraries from pip; older builds need them installed.
-    const bool and_cuda = release->version >= *Version::parse("2.14");
+  for (const auto& release : reversed(db.tensorflow)) {
+    if (!spec.matches_series(release.version) && !spec.matches(release.version)) continue;
+    // tensorflow[and-cuda] (2.14+) pulls the CUDA libraries from pip; older builds need them
+    // installed.
+    const bool and_cuda = release.version >= *Version::parse("2.14");
     FrameworkBuild build;
-    build.choice = {"tensorflow", release->version.str(), "",
+    build.choice = {"tensorflow", release.version.str(), "",
                     std::string("pip install \"tensorflow") + (and_cuda ? "[and-cuda]" : "") +
-                        "==" + release->version.str() + "\"",
-                    release->version};
-    build.cuda_major_minor = release->cuda;
-    build.cudnn_series = release->cudnn;
+                        "==" + release.version.str() + "\"",
+                    release.version};
+    build.cuda_major_minor = release.cuda;
+    build.cudnn_series = release.cudnn;
     builds.push_back(std::move(build));
   }
   return builds;
@@ -58,16 +65,16 @@ std::vector<FrameworkBuild> tensorflow_builds(const manifest::Database& db, cons
 
 std::vector<FrameworkBuild> jax_builds(const manifest::Database& db, const VersionSpec& spec) {
   std::vector<FrameworkBuild> builds;
-  for (auto plugin = db.jax.rbegin(); plugin != db.jax.rend(); ++plugin) {
-    const auto major = *Version::parse(std::to_string(plugin->cuda_major));
+  for (const auto& plugin : reversed(db.jax)) {
+    const auto major = *Version::parse(std::to_string(plugin.cuda_major));
     if (!spec.matches(major)) continue;
     FrameworkBuild build;
-    build.choice = {"jax", "latest", "cuda" + std::to_string(plugin->cuda_major),
-                    "pip install -U \"" + plugin->pip_extra + "\"", major};
-    build.cuda_range = plugin->cuda;
-    build.cudnn_range = plugin->cudnn;
-    build.min_compute_capability = plugin->min_compute_capability;
-    build.min_driver_branch = plugin->min_driver_branch;
+    build.choice = {"jax", "latest", "cuda" + std::to_string(plugin.cuda_major),
+                    "pip install -U \"" + plugin.pip_extra + "\"", major};
+    build.cuda_range = plugin.cuda;
+    build.cudnn_range = plugin.cudnn;
+    build.min_compute_capability = plugin.min_compute_capability;
+    build.min_driver_branch = plugin.min_driver_branch;
     builds.push_back(std::move(build));
   }
   return builds;

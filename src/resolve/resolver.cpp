@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/reversed.hpp"
 #include "resolve/builds.hpp"
 #include "resolve/suggestions.hpp"
 
@@ -9,7 +10,8 @@ namespace cudaenv::resolve {
 
 namespace {
 
-std::string describe(const manifest::CudaRelease& release, const std::vector<const FrameworkBuild*>& combo) {
+std::string describe(const manifest::CudaRelease& release,
+                     const std::vector<const FrameworkBuild*>& combo) {
   std::string text = "CUDA " + release.version.str();
   for (const auto* build : combo) {
     text += " + " + build->choice.name + " " + build->choice.version;
@@ -25,7 +27,8 @@ std::string driver_problem(const DriverCheck& check, const Version& driver) {
 }
 
 // Why a build cannot go with this toolkit release or these GPUs; nullopt if it can.
-std::optional<std::string> build_problem(const FrameworkBuild& build, const manifest::CudaRelease& release,
+std::optional<std::string> build_problem(const FrameworkBuild& build,
+                                         const manifest::CudaRelease& release,
                                          const Target& target) {
   const auto& name = build.choice.name;
   if (build.cuda_major_minor && release.version.major_minor() != *build.cuda_major_minor) {
@@ -35,13 +38,16 @@ std::optional<std::string> build_problem(const FrameworkBuild& build, const mani
   if (build.cuda_range && !build.cuda_range->matches(release.version)) {
     return name + " " + build.choice.variant + " needs CUDA " + build.cuda_range->str();
   }
-  if (build.min_driver_branch > 0 && target.driver && target.driver->major() < build.min_driver_branch) {
-    return name + " " + build.choice.variant + " needs driver branch >= " + std::to_string(build.min_driver_branch);
+  if (build.min_driver_branch > 0 && target.driver &&
+      target.driver->major() < build.min_driver_branch) {
+    return name + " " + build.choice.variant +
+           " needs driver branch >= " + std::to_string(build.min_driver_branch);
   }
   for (const auto& gpu : target.gpus) {
     if (build.min_compute_capability && gpu < *build.min_compute_capability) {
-      return name + " " + build.choice.variant + " needs compute capability >= " +
-             build.min_compute_capability->str() + "; this GPU is " + sm_name(gpu);
+      return name + " " + build.choice.variant +
+             " needs compute capability >= " + build.min_compute_capability->str() +
+             "; this GPU is " + sm_name(gpu);
     }
     if (build.torch_variant && pytorch_coverage(*build.torch_variant, gpu) == Coverage::none) {
       return "torch " + build.choice.version + " " + build.choice.variant + " has no kernels for " +
@@ -68,7 +74,8 @@ bool cudnn_supports(const manifest::Database& db, const manifest::CudnnRelease& 
 bool cudnn_fits(const manifest::Database& db, const manifest::CudnnRelease& cudnn,
                 const manifest::CudaRelease& release, const Request& request,
                 const std::vector<const FrameworkBuild*>& combo) {
-  if (request.cudnn && !request.cudnn->matches(cudnn.version) && !request.cudnn->matches(cudnn.full_version)) {
+  if (request.cudnn && !request.cudnn->matches(cudnn.version) &&
+      !request.cudnn->matches(cudnn.full_version)) {
     return false;
   }
   bool bundled = false;
@@ -90,29 +97,34 @@ bool needs_cudnn(const Request& request, const std::vector<const FrameworkBuild*
 }
 
 std::vector<std::string> set_warnings(const manifest::Database& db, const Solution& solution,
-                                      const Target& target, const std::vector<const FrameworkBuild*>& combo) {
+                                      const Target& target,
+                                      const std::vector<const FrameworkBuild*>& combo) {
   std::vector<std::string> warnings;
   const auto& version = solution.cuda->version;
   if (solution.driver.mode == DriverMode::minor_compat) {
-    warnings.push_back("driver " + target.driver->str() + " runs CUDA " + version.str() +
-                       " only in minor-version-compatibility mode: PTX newer than the driver "
-                       "cannot be JIT-compiled and some APIs return cudaErrorCallRequiresNewerDriver; " +
-                       (solution.driver.full_minimum
-                            ? "driver >= " + solution.driver.full_minimum->str() + " gives full support"
-                            : std::string("the database does not know the driver for full support")));
+    warnings.push_back(
+        "driver " + target.driver->str() + " runs CUDA " + version.str() +
+        " only in minor-version-compatibility mode: PTX newer than the driver "
+        "cannot be JIT-compiled and some APIs return cudaErrorCallRequiresNewerDriver; " +
+        (solution.driver.full_minimum
+             ? "driver >= " + solution.driver.full_minimum->str() + " gives full support"
+             : std::string("the database does not know the driver for full support")));
   }
   if (target.gcc) {
-    if (const auto* limit = db.host_compiler(version); limit && target.gcc->major() > limit->gcc_max) {
-      warnings.push_back("host gcc " + target.gcc->str() + " is newer than CUDA " + version.major_minor().str() +
+    if (const auto* limit = db.host_compiler(version);
+        limit && target.gcc->major() > limit->gcc_max) {
+      warnings.push_back("host gcc " + target.gcc->str() + " is newer than CUDA " +
+                         version.major_minor().str() +
                          " supports (gcc <= " + std::to_string(limit->gcc_max) + "): install gcc-" +
                          std::to_string(limit->gcc_max) + " and set NVCC_CCBIN=gcc-" +
-                         std::to_string(limit->gcc_max) + ", or pass -allow-unsupported-compiler at your own risk");
+                         std::to_string(limit->gcc_max) +
+                         ", or pass -allow-unsupported-compiler at your own risk");
     }
   }
   for (const auto* build : combo) {
     if (build->experimental) {
-      warnings.push_back(build->choice.name + " " + build->choice.version + " " + build->choice.variant +
-                         " is an experimental build");
+      warnings.push_back(build->choice.name + " " + build->choice.version + " " +
+                         build->choice.variant + " is an experimental build");
     }
     if (!build->torch_variant) continue;
     for (const auto& gpu : target.gpus) {
@@ -121,8 +133,9 @@ std::vector<std::string> set_warnings(const manifest::Database& db, const Soluti
         warnings.push_back("torch " + build->choice.variant + " has only PTX for " + sm_name(gpu) +
                            ": kernels are JIT-compiled at first use (slow start)");
       } else if (coverage == Coverage::unknown) {
-        warnings.push_back("the GPU architectures compiled into torch " + build->choice.version + " " +
-                           build->choice.variant + " are not in the database; " + sm_name(gpu) + " is unchecked");
+        warnings.push_back("the GPU architectures compiled into torch " + build->choice.version +
+                           " " + build->choice.variant + " are not in the database; " +
+                           sm_name(gpu) + " is unchecked");
       }
     }
   }
@@ -136,7 +149,8 @@ bool preferred(const Solution& a, const Solution& b) {
   const bool b_full = b.driver.mode != DriverMode::minor_compat;
   if (a_full != b_full) return a_full;
   for (size_t i = 0; i < a.frameworks.size() && i < b.frameworks.size(); ++i) {
-    if (a.frameworks[i].rank != b.frameworks[i].rank) return a.frameworks[i].rank > b.frameworks[i].rank;
+    if (a.frameworks[i].rank != b.frameworks[i].rank)
+      return a.frameworks[i].rank > b.frameworks[i].rank;
   }
   if (a.cuda->version != b.cuda->version) return a.cuda->version > b.cuda->version;
   if (a.cudnn && b.cudnn) return a.cudnn->full_version > b.cudnn->full_version;
@@ -149,9 +163,9 @@ class Solver {
       : db_(db), target_(target), request_(request), builds_(requested_builds(db, request)) {}
 
   Resolution run() {
-    for (auto release = db_.cuda_releases.rbegin(); release != db_.cuda_releases.rend(); ++release) {
-      if (request_.cuda && !request_.cuda->matches(release->version)) continue;
-      consider(*release);
+    for (const auto& release : reversed(db_.cuda_releases)) {
+      if (request_.cuda && !request_.cuda->matches(release.version)) continue;
+      consider(release);
     }
     std::stable_sort(result_.solutions.begin(), result_.solutions.end(), preferred);
     return std::move(result_);
@@ -164,8 +178,10 @@ class Solver {
       return reject(describe(release, {}), driver_problem(check, *target_.driver));
     }
     for (const auto& gpu : target_.gpus) {
-      if (auto problem = arch_problem(db_, release, gpu)) return reject(describe(release, {}), *problem);
-      if (auto problem = gpu_driver_problem(db_, gpu, target_.driver)) return reject(describe(release, {}), *problem);
+      if (auto problem = arch_problem(db_, release, gpu))
+        return reject(describe(release, {}), *problem);
+      if (auto problem = gpu_driver_problem(db_, gpu, target_.driver))
+        return reject(describe(release, {}), *problem);
     }
     std::vector<const FrameworkBuild*> combo;
     combine(release, check, combo);
@@ -191,7 +207,8 @@ class Solver {
       combo.pop_back();
     }
     if (!any_for_toolkit && !list.empty()) {
-      reject(describe(release, {}), "no " + list.front().choice.name + " build matching the request is made for CUDA " +
+      reject(describe(release, {}), "no " + list.front().choice.name +
+                                        " build matching the request is made for CUDA " +
                                         release.version.major_minor().str());
     }
   }
@@ -200,13 +217,15 @@ class Solver {
               const std::vector<const FrameworkBuild*>& combo) {
     Solution solution{&release, check, nullptr, {}, {}};
     if (needs_cudnn(request_, combo)) {
-      for (auto cudnn = db_.cudnn_releases.rbegin(); cudnn != db_.cudnn_releases.rend(); ++cudnn) {
-        if (cudnn_fits(db_, *cudnn, release, request_, combo)) {
-          solution.cudnn = &*cudnn;
+      for (const auto& cudnn : reversed(db_.cudnn_releases)) {
+        if (cudnn_fits(db_, cudnn, release, request_, combo)) {
+          solution.cudnn = &cudnn;
           break;
         }
       }
-      if (!solution.cudnn) return reject(describe(release, combo), "no cuDNN release satisfies " + cudnn_wishes(combo));
+      if (!solution.cudnn)
+        return reject(describe(release, combo),
+                      "no cuDNN release satisfies " + cudnn_wishes(combo));
     }
     for (const auto* build : combo) solution.frameworks.push_back(build->choice);
     solution.warnings = set_warnings(db_, solution, target_, combo);
@@ -218,8 +237,10 @@ class Solver {
     if (request_.cudnn) wishes.push_back("--cudnn " + request_.cudnn->str());
     for (const auto* build : combo) {
       const auto who = build->choice.name + " " + build->choice.version;
-      if (build->cudnn_exact) wishes.push_back(who + " (bundles " + build->cudnn_exact->str() + ")");
-      if (build->cudnn_series) wishes.push_back(who + " (tested with " + build->cudnn_series->str() + ")");
+      if (build->cudnn_exact)
+        wishes.push_back(who + " (bundles " + build->cudnn_exact->str() + ")");
+      if (build->cudnn_series)
+        wishes.push_back(who + " (tested with " + build->cudnn_series->str() + ")");
       if (build->cudnn_range) wishes.push_back(who + " (needs " + build->cudnn_range->str() + ")");
     }
     std::string text;
@@ -258,8 +279,10 @@ std::vector<std::string> unknown_versions(const manifest::Database& db, const Re
       return spec.matches(r.version) || spec.matches_series(r.version);
     });
   };
-  if (request.cuda && none_match(db.cuda_releases, *request.cuda)) unknown.push_back("CUDA " + request.cuda->str());
-  if (request.torch && none_match(db.pytorch, *request.torch)) unknown.push_back("torch " + request.torch->str());
+  if (request.cuda && none_match(db.cuda_releases, *request.cuda))
+    unknown.push_back("CUDA " + request.cuda->str());
+  if (request.torch && none_match(db.pytorch, *request.torch))
+    unknown.push_back("torch " + request.torch->str());
   if (request.tensorflow && none_match(db.tensorflow, *request.tensorflow)) {
     unknown.push_back("tensorflow " + request.tensorflow->str());
   }

@@ -14,9 +14,9 @@ namespace cudaenv::resolve {
 
 // The machine to resolve for: this one (from probe) or a described one (--driver, --arch).
 struct Target {
-  std::optional<Version> driver;   // nullopt: no driver known, no driver constraint
-  std::vector<Version> gpus;       // compute capabilities; empty: no GPU constraint
-  std::optional<Version> gcc;      // host gcc; only ever a warning
+  std::optional<Version> driver;  // nullopt: no driver known, no driver constraint
+  std::vector<Version> gpus;      // compute capabilities; empty: no GPU constraint
+  std::optional<Version> gcc;     // host gcc; only ever a warning
 };
 
 struct Request {

@@ -41,20 +41,23 @@ std::optional<std::string> arch_problem(const manifest::Database& db,
   return std::nullopt;
 }
 
-std::optional<std::string> gpu_driver_problem(const manifest::Database& db, const Version& compute_capability,
+std::optional<std::string> gpu_driver_problem(const manifest::Database& db,
+                                              const Version& compute_capability,
                                               const std::optional<Version>& driver) {
   const auto* arch = db.arch(compute_capability);
-  if (!driver || arch == nullptr || !arch->min_driver || *driver >= *arch->min_driver) return std::nullopt;
-  return sm_name(compute_capability) + " (" + arch->name + ") needs driver >= " + arch->min_driver->str() +
-         "; this driver is " + driver->str();
+  if (!driver || arch == nullptr || !arch->min_driver || *driver >= *arch->min_driver)
+    return std::nullopt;
+  return sm_name(compute_capability) + " (" + arch->name +
+         ") needs driver >= " + arch->min_driver->str() + "; this driver is " + driver->str();
 }
 
 Coverage pytorch_coverage(const manifest::PytorchVariant& variant,
                           const Version& compute_capability) {
   if (!variant.sass) return Coverage::unknown;
-  const auto native = std::any_of(variant.sass->begin(), variant.sass->end(), [&](const Version& v) {
-    return v.major() == compute_capability.major() && v.minor() <= compute_capability.minor();
-  });
+  const auto native =
+      std::any_of(variant.sass->begin(), variant.sass->end(), [&](const Version& v) {
+        return v.major() == compute_capability.major() && v.minor() <= compute_capability.minor();
+      });
   if (native) return Coverage::native;
   const auto jit = std::any_of(variant.ptx.begin(), variant.ptx.end(),
                                [&](const Version& v) { return v <= compute_capability; });

@@ -32,7 +32,8 @@ std::optional<std::string> arch_problem(const manifest::Database& db,
 
 // Why this driver cannot run a GPU of this compute capability at all (a driver only knows the
 // GPUs released before it); nullopt if it can or the database does not say.
-std::optional<std::string> gpu_driver_problem(const manifest::Database& db, const Version& compute_capability,
+std::optional<std::string> gpu_driver_problem(const manifest::Database& db,
+                                              const Version& compute_capability,
                                               const std::optional<Version>& driver);
 
 enum class Coverage {
@@ -42,7 +43,8 @@ enum class Coverage {
   unknown,  // the build's architecture list is not in the database
 };
 
-Coverage pytorch_coverage(const manifest::PytorchVariant& variant, const Version& compute_capability);
+Coverage pytorch_coverage(const manifest::PytorchVariant& variant,
+                          const Version& compute_capability);
 
 // "sm_86" for 8.6.
 std::string sm_name(const Version& compute_capability);

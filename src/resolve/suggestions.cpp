@@ -7,7 +7,8 @@ namespace cudaenv::resolve {
 namespace {
 
 // Solutions without the suggestion pass (which would recurse).
-std::vector<Solution> solve(const manifest::Database& db, const Target& target, const Request& request) {
+std::vector<Solution> solve(const manifest::Database& db, const Target& target,
+                            const Request& request) {
   auto resolution = resolve_without_suggestions(db, target, request);
   return std::move(resolution.solutions);
 }
@@ -22,14 +23,17 @@ std::optional<std::string> driver_suggestion(const manifest::Database& db, const
   const Solution* easiest = nullptr;
   for (const auto& solution : solutions) {
     if (!solution.driver.full_minimum) continue;
-    if (!easiest || *solution.driver.full_minimum < *easiest->driver.full_minimum) easiest = &solution;
+    if (!easiest || *solution.driver.full_minimum < *easiest->driver.full_minimum)
+      easiest = &solution;
   }
   if (!easiest) return std::nullopt;
   std::string text = "upgrade the NVIDIA driver to >= " + easiest->driver.full_minimum->str() +
                      " (CUDA " + easiest->cuda->version.str();
-  if (const auto* branch = db.branch_for(easiest->cuda->version)) text += "; Ubuntu: " + branch->package;
+  if (const auto* branch = db.branch_for(easiest->cuda->version))
+    text += "; Ubuntu: " + branch->package;
   text += ")";
-  if (easiest->driver.compat_floor && *easiest->driver.compat_floor < *easiest->driver.full_minimum &&
+  if (easiest->driver.compat_floor &&
+      *easiest->driver.compat_floor < *easiest->driver.full_minimum &&
       *target.driver < *easiest->driver.compat_floor) {
     text += "; >= " + easiest->driver.compat_floor->str() + " would run it in minor-compat mode";
   }
@@ -42,31 +46,36 @@ std::vector<std::string> arch_suggestions(const manifest::Database& db, const Ta
   for (const auto& gpu : target.gpus) {
     const auto* arch = db.arch(gpu);
     if (arch == nullptr) continue;
-    const bool spec_allows = std::any_of(db.cuda_releases.begin(), db.cuda_releases.end(), [&](const auto& r) {
-      return (!request.cuda || request.cuda->matches(r.version)) && !arch_problem(db, r, gpu);
-    });
+    const bool spec_allows =
+        std::any_of(db.cuda_releases.begin(), db.cuda_releases.end(), [&](const auto& r) {
+          return (!request.cuda || request.cuda->matches(r.version)) && !arch_problem(db, r, gpu);
+        });
     if (spec_allows) continue;
     const auto prefix = sm_name(gpu) + " (" + arch->name + ") needs CUDA ";
-    out.push_back(arch->last_cuda ? prefix + arch->first_cuda.str() + " to " + arch->last_cuda->str() +
-                                        "; use --cuda \"<=" + arch->last_cuda->str() + "\""
-                                  : prefix + ">= " + arch->first_cuda.str() + "; use --cuda \">=" +
-                                        arch->first_cuda.str() + "\"");
+    out.push_back(arch->last_cuda
+                      ? prefix + arch->first_cuda.str() + " to " + arch->last_cuda->str() +
+                            "; use --cuda \"<=" + arch->last_cuda->str() + "\""
+                      : prefix + ">= " + arch->first_cuda.str() +
+                            "; use --cuda \">=" + arch->first_cuda.str() + "\"");
   }
   return out;
 }
 
 template <typename Field>
-std::optional<std::string> relax(const manifest::Database& db, const Target& target, Request request,
-                                 Field field, const std::string& flag) {
+std::optional<std::string> relax(const manifest::Database& db, const Target& target,
+                                 const Request& original, Field field, const std::string& flag) {
+  Request request = original;
   if (!(request.*field)) return std::nullopt;
   // A framework stays in the set with any version; a toolkit or cuDNN pin is simply dropped.
   const bool is_framework = flag != "--cuda" && flag != "--cudnn";
-  request.*field = is_framework ? VersionSpec::parse("latest").value() : std::optional<VersionSpec>{};
+  request.*field =
+      is_framework ? VersionSpec::parse("latest").value() : std::optional<VersionSpec>{};
   const auto solutions = solve(db, target, request);
   if (solutions.empty()) return std::nullopt;
   const auto& best = solutions.front();
-  if (flag == "--cuda") return "--cuda " + best.cuda->version.major_minor().str() + " would fit (CUDA " +
-                                best.cuda->version.str() + ")";
+  if (flag == "--cuda")
+    return "--cuda " + best.cuda->version.major_minor().str() + " would fit (CUDA " +
+           best.cuda->version.str() + ")";
   if (flag == "--cudnn") {
     return best.cudnn ? "--cudnn " + best.cudnn->version.str() + " would fit" : "drop --cudnn";
   }
@@ -85,19 +94,24 @@ std::optional<std::string> relax(const manifest::Database& db, const Target& tar
 
 }  // namespace
 
-std::vector<std::string> suggest(const manifest::Database& db, const Target& target, const Request& request) {
+std::vector<std::string> suggest(const manifest::Database& db, const Target& target,
+                                 const Request& request) {
   std::vector<std::string> out;
   if (auto text = driver_suggestion(db, target, request)) out.push_back(*text);
   for (auto& text : arch_suggestions(db, target, request)) out.push_back(std::move(text));
   const std::pair<std::optional<VersionSpec> Request::*, const char*> relaxable[] = {
-      {&Request::cuda, "--cuda"}, {&Request::torch, "--torch"}, {&Request::tensorflow, "--tensorflow"},
-      {&Request::jax, "--jax"}, {&Request::cudnn, "--cudnn"}};
+      {&Request::cuda, "--cuda"},
+      {&Request::torch, "--torch"},
+      {&Request::tensorflow, "--tensorflow"},
+      {&Request::jax, "--jax"},
+      {&Request::cudnn, "--cudnn"}};
   for (const auto& [field, flag] : relaxable) {
     if (auto text = relax(db, target, request, field, flag)) out.push_back(*text);
   }
   if (out.empty()) {
-    out.emplace_back("no single change makes a set fit: relax more than one constraint "
-                     "(the rejections say what each candidate lacks), or use separate environments");
+    out.emplace_back(
+        "no single change makes a set fit: relax more than one constraint "
+        "(the rejections say what each candidate lacks), or use separate environments");
   }
   return out;
 }

@@ -4,12 +4,12 @@
 // `cudaenv info` must report for its machine; the facts are compared as exact text so that a
 // probe that reads one thing wrong fails with the whole picture in view.
 
-#include <doctest/doctest.h>
-
 #include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <doctest/doctest.h>
 
 #include "core/environment.hpp"
 #include "core/paths.hpp"
@@ -83,16 +83,17 @@ std::string compilers_of(const MachineFacts& facts) {
 
 std::string gpus_of(const MachineFacts& facts) {
   return describe_each(facts.gpus, [](const GpuFacts& gpu) {
-    return std::to_string(gpu.index) + ": " + gpu.name + " cc " + gpu.compute_capability.str() + " " +
-           std::to_string(gpu.memory_bytes) + " bytes";
+    return std::to_string(gpu.index) + ": " + gpu.name + " cc " + gpu.compute_capability.str() +
+           " " + std::to_string(gpu.memory_bytes) + " bytes";
   });
 }
 
 std::string notes_of(const MachineFacts& facts) { return text::join(facts.notes, "\n"); }
 
 std::string variables_of(const MachineFacts& facts) {
-  return describe_each(facts.env.variables,
-                       [](const EnvVariableFacts& variable) { return variable.name + "=" + variable.value; });
+  return describe_each(facts.env.variables, [](const EnvVariableFacts& variable) {
+    return variable.name + "=" + variable.value;
+  });
 }
 
 std::string library_paths_of(const MachineFacts& facts) {
@@ -127,8 +128,8 @@ void check_os(const OsFacts& os, const OsFacts& expected) {
   CHECK(os.architecture == expected.architecture);
 }
 
-void check_default_link(const MachineFacts& facts, const std::string& chain, const std::string& target,
-                        bool dangling) {
+void check_default_link(const MachineFacts& facts, const std::string& chain,
+                        const std::string& target, bool dangling) {
   REQUIRE(facts.default_link.has_value());
   CHECK(facts.default_link->path == "/usr/local/cuda");
   CHECK(text::join(facts.default_link->chain, " -> ") == chain);
@@ -153,8 +154,10 @@ TEST_CASE("fixture ci-no-driver: a CI container with CUDA 13.0 assembled from pi
 
   CHECK(toolkits_of(facts) ==
         "13.0.88 at /usr/local/cuda-13.0 from dist-info (nvcc 13.0.88) [wheels] via "
-        "versioned-dir /usr/local/cuda-13.0, default-link /usr/local/cuda, PATH /usr/local/cuda-13.0");
-  check_default_link(facts, "/usr/local/cuda -> /usr/local/cuda-13.0", "/usr/local/cuda-13.0", false);
+        "versioned-dir /usr/local/cuda-13.0, default-link /usr/local/cuda, PATH "
+        "/usr/local/cuda-13.0");
+  check_default_link(facts, "/usr/local/cuda -> /usr/local/cuda-13.0", "/usr/local/cuda-13.0",
+                     false);
 
   CHECK(compilers_of(facts) ==
         "g++ (gcc) /usr/bin/g++ 12.2.0\n"
@@ -167,11 +170,12 @@ TEST_CASE("fixture ci-no-driver: a CI container with CUDA 13.0 assembled from pi
   CHECK(library_paths_of(facts).empty());
 }
 
-TEST_CASE("fixture nouveau-535-alternatives: driver installed, nouveau loaded, alternatives chain") {
-  const auto facts = probe_fixture(
-      "nouveau-535-alternatives",
-      {{"PATH", std::string("/usr/local/cuda/bin:") + debian_path + ":/usr/games:/usr/local/games:/snap/bin"},
-       {"LD_LIBRARY_PATH", "/usr/local/cuda/lib64"}});
+TEST_CASE(
+    "fixture nouveau-535-alternatives: driver installed, nouveau loaded, alternatives chain") {
+  const auto facts = probe_fixture("nouveau-535-alternatives",
+                                   {{"PATH", std::string("/usr/local/cuda/bin:") + debian_path +
+                                                 ":/usr/games:/usr/local/games:/snap/bin"},
+                                    {"LD_LIBRARY_PATH", "/usr/local/cuda/lib64"}});
 
   REQUIRE(facts.driver.has_value());
   const auto& driver = *facts.driver;
@@ -209,17 +213,17 @@ TEST_CASE("fixture nouveau-535-alternatives: driver installed, nouveau loaded, a
         "gcc (gcc) /usr/bin/gcc 12.3.0\n"
         "gcc-11 (gcc) /usr/bin/gcc-11 11.4.0\n"
         "gcc-12 (gcc) /usr/bin/gcc-12 12.3.0");
-  check_os(facts.os, {"ubuntu", "debian", "22.04", "jammy", "Ubuntu 22.04.4 LTS", "6.5.0-35-generic",
-                      "x86_64"});
+  check_os(facts.os, {"ubuntu", "debian", "22.04", "jammy", "Ubuntu 22.04.4 LTS",
+                      "6.5.0-35-generic", "x86_64"});
   CHECK(variables_of(facts).empty());
   CHECK(library_paths_of(facts) == "/usr/local/cuda/lib64");
 }
 
 TEST_CASE("fixture dgx-h100-580: two H100s on driver 580, two toolkits, CUDA_HOME on the older") {
-  const auto facts = probe_fixture("dgx-h100-580",
-                                   {{"PATH", std::string("/usr/local/cuda/bin:") + debian_path},
-                                    {"CUDA_HOME", "/usr/local/cuda-12.4"},
-                                    {"LD_LIBRARY_PATH", "/usr/local/cuda-12.4/lib64"}});
+  const auto facts =
+      probe_fixture("dgx-h100-580", {{"PATH", std::string("/usr/local/cuda/bin:") + debian_path},
+                                     {"CUDA_HOME", "/usr/local/cuda-12.4"},
+                                     {"LD_LIBRARY_PATH", "/usr/local/cuda-12.4/lib64"}});
 
   REQUIRE(facts.driver.has_value());
   const auto& driver = *facts.driver;
@@ -244,10 +248,12 @@ TEST_CASE("fixture dgx-h100-580: two H100s on driver 580, two toolkits, CUDA_HOM
 
   CHECK(toolkits_of(facts) ==
         "13.0.2 at /usr/local/cuda-13.0 from version.json (nvcc 13.0.88) via "
-        "versioned-dir /usr/local/cuda-13.0, default-link /usr/local/cuda, PATH /usr/local/cuda-13.0\n"
+        "versioned-dir /usr/local/cuda-13.0, default-link /usr/local/cuda, PATH "
+        "/usr/local/cuda-13.0\n"
         "12.4.1 at /usr/local/cuda-12.4 from version.json (nvcc 12.4.131) via "
         "versioned-dir /usr/local/cuda-12.4, CUDA_HOME /usr/local/cuda-12.4");
-  check_default_link(facts, "/usr/local/cuda -> /usr/local/cuda-13.0", "/usr/local/cuda-13.0", false);
+  check_default_link(facts, "/usr/local/cuda -> /usr/local/cuda-13.0", "/usr/local/cuda-13.0",
+                     false);
 
   // clang, clang++, clang-18 and clang++-18 all lead to /usr/lib/llvm-18/bin/clang-18.
   CHECK(compilers_of(facts) ==
@@ -259,8 +265,8 @@ TEST_CASE("fixture dgx-h100-580: two H100s on driver 580, two toolkits, CUDA_HOM
         "g++-13 (gcc) /usr/bin/g++-13 13.2.0\n"
         "gcc (gcc) /usr/bin/gcc 13.2.0\n"
         "gcc-13 (gcc) /usr/bin/gcc-13 13.2.0");
-  check_os(facts.os, {"ubuntu", "debian", "24.04", "noble", "Ubuntu 24.04.1 LTS", "6.8.0-45-generic",
-                      "x86_64"});
+  check_os(facts.os, {"ubuntu", "debian", "24.04", "noble", "Ubuntu 24.04.1 LTS",
+                      "6.8.0-45-generic", "x86_64"});
   CHECK(variables_of(facts) == "CUDA_HOME=/usr/local/cuda-12.4");
   CHECK(library_paths_of(facts) == "/usr/local/cuda-12.4/lib64");
 }
@@ -269,10 +275,10 @@ TEST_CASE("fixture dgx-h100-580: two H100s on driver 580, two toolkits, CUDA_HOM
 // install the toolkit without a version.json, and the container toolkit mounts the driver's
 // libraries in /usr/local/nvidia/lib64, which LD_LIBRARY_PATH names.
 TEST_CASE("fixture h200-apt-toolkit: apt-installed CUDA 13.0 whose release comes from dpkg") {
-  const auto facts = probe_fixture("h200-apt-toolkit",
-                                   {{"PATH", std::string("/usr/local/cuda/bin:") + debian_path},
-                                    {"CUDA_HOME", "/usr/local/cuda"},
-                                    {"LD_LIBRARY_PATH", "/usr/local/nvidia/lib64:/usr/local/nvidia/lib"}});
+  const auto facts = probe_fixture(
+      "h200-apt-toolkit", {{"PATH", std::string("/usr/local/cuda/bin:") + debian_path},
+                           {"CUDA_HOME", "/usr/local/cuda"},
+                           {"LD_LIBRARY_PATH", "/usr/local/nvidia/lib64:/usr/local/nvidia/lib"}});
 
   REQUIRE(facts.driver.has_value());
   CHECK(facts.driver->version == "580.159.04");
@@ -319,7 +325,8 @@ TEST_CASE("fixture container-open-module-proc: no driver libraries, the open mod
   CHECK(device_nodes_of(facts) == "/dev/nvidia-uvm /dev/nvidia0 /dev/nvidiactl");
 
   // No version.json: only running nvcc tells the version.
-  CHECK(toolkits_of(facts) == "12.9.86 at /opt/cuda from nvcc --version (nvcc 12.9.86) via opt-cuda /opt/cuda");
+  CHECK(toolkits_of(facts) ==
+        "12.9.86 at /opt/cuda from nvcc --version (nvcc 12.9.86) via opt-cuda /opt/cuda");
   CHECK_FALSE(facts.default_link.has_value());
 
   CHECK(compilers_of(facts) ==
@@ -333,10 +340,12 @@ TEST_CASE("fixture container-open-module-proc: no driver libraries, the open mod
   CHECK(library_paths_of(facts).empty());
 }
 
-TEST_CASE("fixture legacy-sysfs-kepler: driver 470 only in sysfs, runtime-only CUDA 11.0, dangling link") {
-  const auto facts = probe_fixture("legacy-sysfs-kepler",
-                                   {{"PATH", "/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games"},
-                                    {"LD_LIBRARY_PATH", "/usr/local/cuda-11.0/lib64"}});
+TEST_CASE(
+    "fixture legacy-sysfs-kepler: driver 470 only in sysfs, runtime-only CUDA 11.0, dangling "
+    "link") {
+  const auto facts = probe_fixture(
+      "legacy-sysfs-kepler", {{"PATH", "/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games"},
+                              {"LD_LIBRARY_PATH", "/usr/local/cuda-11.0/lib64"}});
 
   REQUIRE(facts.driver.has_value());
   const auto& driver = *facts.driver;
@@ -353,16 +362,18 @@ TEST_CASE("fixture legacy-sysfs-kepler: driver 470 only in sysfs, runtime-only C
   CHECK(device_nodes_of(facts).empty());
 
   CHECK(toolkits_of(facts) ==
-        "11.0.228 at /usr/local/cuda-11.0 from version.txt (nvcc none) via versioned-dir /usr/local/cuda-11.0");
-  check_default_link(facts, "/usr/local/cuda -> /usr/local/cuda-10.2", "/usr/local/cuda-10.2", true);
+        "11.0.228 at /usr/local/cuda-11.0 from version.txt (nvcc none) via versioned-dir "
+        "/usr/local/cuda-11.0");
+  check_default_link(facts, "/usr/local/cuda -> /usr/local/cuda-10.2", "/usr/local/cuda-10.2",
+                     true);
 
   CHECK(compilers_of(facts) ==
         "g++ (gcc) /usr/bin/g++ 10.2.1\n"
         "g++-10 (gcc) /usr/bin/g++-10 10.2.1\n"
         "gcc (gcc) /usr/bin/gcc 10.2.1\n"
         "gcc-10 (gcc) /usr/bin/gcc-10 10.2.1");
-  check_os(facts.os, {"debian", "", "11", "bullseye", "Debian GNU/Linux 11 (bullseye)", "5.10.0-30-amd64",
-                      "x86_64"});
+  check_os(facts.os, {"debian", "", "11", "bullseye", "Debian GNU/Linux 11 (bullseye)",
+                      "5.10.0-30-amd64", "x86_64"});
   CHECK(variables_of(facts).empty());
   CHECK(library_paths_of(facts) == "/usr/local/cuda-11.0/lib64");
 }
@@ -382,7 +393,8 @@ TEST_CASE("fixture venv-wheels-on-path: nvcc from a virtualenv's wheel, CUDA_HOM
   CHECK(device_nodes_of(facts).empty());
 
   // CUDA_HOME names a directory that does not exist: reported as set, but it is no toolkit.
-  CHECK(toolkits_of(facts) == "12.6.85 at " + wheel + " from dist-info (nvcc 12.6.85) [wheels] via PATH " + wheel);
+  CHECK(toolkits_of(facts) ==
+        "12.6.85 at " + wheel + " from dist-info (nvcc 12.6.85) [wheels] via PATH " + wheel);
   CHECK_FALSE(facts.default_link.has_value());
   CHECK(variables_of(facts) == "CUDA_HOME=/usr/local/cuda");
   CHECK(library_paths_of(facts).empty());
@@ -392,8 +404,8 @@ TEST_CASE("fixture venv-wheels-on-path: nvcc from a virtualenv's wheel, CUDA_HOM
         "g++-13 (gcc) /usr/bin/g++-13 13.2.0\n"
         "gcc (gcc) /usr/bin/gcc 13.2.0\n"
         "gcc-13 (gcc) /usr/bin/gcc-13 13.2.0");
-  check_os(facts.os, {"ubuntu", "debian", "24.04", "noble", "Ubuntu 24.04.1 LTS", "6.8.0-45-generic",
-                      "x86_64"});
+  check_os(facts.os, {"ubuntu", "debian", "24.04", "noble", "Ubuntu 24.04.1 LTS",
+                      "6.8.0-45-generic", "x86_64"});
 }
 
 TEST_CASE("fixture rocky-hpcsdk-wrapper: RTX 4090 on RHEL paths, nvcc a wrapper of the HPC SDK") {
@@ -411,7 +423,8 @@ TEST_CASE("fixture rocky-hpcsdk-wrapper: RTX 4090 on RHEL paths, nvcc a wrapper 
   CHECK(version_text(driver.cuda_version) == "12.9");
   CHECK(driver.loaded);
   CHECK_FALSE(driver.open_kernel_module);  // the proprietary module, per /proc
-  // This machine's NVML lists no GPUs (nvml_devices=0): they come through cuInit and the driver API.
+  // This machine's NVML lists no GPUs (nvml_devices=0): they come through cuInit and the driver
+  // API.
   CHECK(gpus_of(facts) == "0: NVIDIA GeForce RTX 4090 cc 8.9 25757220864 bytes");
   CHECK(notes_of(facts).empty());
 
@@ -420,8 +433,9 @@ TEST_CASE("fixture rocky-hpcsdk-wrapper: RTX 4090 on RHEL paths, nvcc a wrapper 
         "/dev/nvidia-modeset /dev/nvidia-uvm /dev/nvidia-uvm-tools /dev/nvidia0 /dev/nvidiactl");
 
   // compilers/bin/nvcc has no nvcc.profile beside it: nvcc's dry run names the real prefix.
-  CHECK(toolkits_of(facts) == "12.9.0 at " + sdk + "/cuda/12.9 from version.json (nvcc 12.9.41) via PATH " +
-                                  sdk + "/cuda/12.9");
+  CHECK(toolkits_of(facts) == "12.9.0 at " + sdk +
+                                  "/cuda/12.9 from version.json (nvcc 12.9.41) via PATH " + sdk +
+                                  "/cuda/12.9");
   CHECK_FALSE(facts.default_link.has_value());
 
   CHECK(compilers_of(facts) ==
@@ -436,20 +450,24 @@ TEST_CASE("fixture rocky-hpcsdk-wrapper: RTX 4090 on RHEL paths, nvcc a wrapper 
 TEST_CASE("cudaenv's own store is read from the host, whatever the sysroot") {
   const TempDir data;
   const auto store = data.path() / "toolkits";
-  write_file(store / "12.8.1/version.json",
-             R"({"cuda":{"name":"CUDA SDK","version":"12.8.1"},"cuda_nvcc":{"name":"CUDA NVCC","version":"12.8.93"}})");
+  write_file(
+      store / "12.8.1/version.json",
+      R"({"cuda":{"name":"CUDA SDK","version":"12.8.1"},"cuda_nvcc":{"name":"CUDA NVCC","version":"12.8.93"}})");
   // An install in progress and the store's lock are not toolkits.
-  write_file(store / ".staging-12.9.1/version.json",
-             R"({"cuda":{"name":"CUDA SDK","version":"12.9.1"},"cuda_nvcc":{"name":"CUDA NVCC","version":"12.9.86"}})");
+  write_file(
+      store / ".staging-12.9.1/version.json",
+      R"({"cuda":{"name":"CUDA SDK","version":"12.9.1"},"cuda_nvcc":{"name":"CUDA NVCC","version":"12.9.86"}})");
   write_file(store / ".lock", "");
 
-  const auto facts = probe_fixture("ci-no-driver", {{"PATH", std::string("/usr/local/cuda/bin:") + debian_path}},
-                                   data.path());
+  const auto facts = probe_fixture(
+      "ci-no-driver", {{"PATH", std::string("/usr/local/cuda/bin:") + debian_path}}, data.path());
 
   const auto installed = fs::canonical(store / "12.8.1").string();
   CHECK(toolkits_of(facts) ==
         "13.0.88 at /usr/local/cuda-13.0 from dist-info (nvcc 13.0.88) [wheels] via "
-        "versioned-dir /usr/local/cuda-13.0, default-link /usr/local/cuda, PATH /usr/local/cuda-13.0\n"
-        "12.8.1 at " + installed + " from version.json (nvcc 12.8.93) via cudaenv " +
+        "versioned-dir /usr/local/cuda-13.0, default-link /usr/local/cuda, PATH "
+        "/usr/local/cuda-13.0\n"
+        "12.8.1 at " +
+            installed + " from version.json (nvcc 12.8.93) via cudaenv " +
             (store / "12.8.1").string());
 }

@@ -1,9 +1,9 @@
 // The compatibility database checked as data: well-formed, ordered, self-consistent, sourced.
 
-#include <doctest/doctest.h>
-
 #include <algorithm>
 #include <set>
+
+#include <doctest/doctest.h>
 
 #include "manifest/load.hpp"
 #include "test_util.hpp"
@@ -47,13 +47,18 @@ TEST_CASE("the compiled-in database loads and covers CUDA 11.0 through 13.x") {
 
 TEST_CASE("every record names a known source") {
   for (const auto& r : db().cuda_releases) check_sourced(r.provenance, "CUDA " + r.version.str());
-  for (const auto& f : db().cuda_families) check_sourced(f.provenance, "family " + std::to_string(f.major));
+  for (const auto& f : db().cuda_families)
+    check_sourced(f.provenance, "family " + std::to_string(f.major));
   for (const auto& a : db().gpu_archs) check_sourced(a.provenance, a.sm);
-  for (const auto& h : db().host_compilers) check_sourced(h.provenance, "host compiler " + h.cuda.str());
-  for (const auto& c : db().cudnn_releases) check_sourced(c.provenance, "cuDNN " + c.full_version.str());
-  for (const auto& s : db().cudnn_support) check_sourced(s.provenance, "cuDNN support " + s.cudnn.str());
+  for (const auto& h : db().host_compilers)
+    check_sourced(h.provenance, "host compiler " + h.cuda.str());
+  for (const auto& c : db().cudnn_releases)
+    check_sourced(c.provenance, "cuDNN " + c.full_version.str());
+  for (const auto& s : db().cudnn_support)
+    check_sourced(s.provenance, "cuDNN support " + s.cudnn.str());
   for (const auto& p : db().pytorch) check_sourced(p.provenance, "torch " + p.version.str());
-  for (const auto& t : db().tensorflow) check_sourced(t.provenance, "tensorflow " + t.version.str());
+  for (const auto& t : db().tensorflow)
+    check_sourced(t.provenance, "tensorflow " + t.version.str());
   for (const auto& j : db().jax) check_sourced(j.provenance, "jax " + j.pip_extra);
   for (const auto& b : db().driver_branches) check_sourced(b.provenance, b.package);
 }
@@ -89,7 +94,7 @@ TEST_CASE("no inverted ranges") {
     CAPTURE(a.sm);
     if (a.last_cuda) CHECK(a.first_cuda <= *a.last_cuda);
     CHECK(a.sm == "sm_" + std::to_string(a.compute_capability.major()) +
-                       std::to_string(a.compute_capability.minor()));
+                      std::to_string(a.compute_capability.minor()));
   }
   for (const auto& s : db().cudnn_support) {
     CAPTURE(s.cudnn.str());
@@ -131,11 +136,14 @@ TEST_CASE("every framework reference resolves to a known toolkit and cuDNN") {
 TEST_CASE("a newer copy in the data root overrides the compiled-in file") {
   test::TempDir root;
   auto files = embedded_manifests();
-  auto cuda = std::find_if(files.begin(), files.end(), [](const auto& f) { return f.name == "cuda.toml"; });
+  auto cuda =
+      std::find_if(files.begin(), files.end(), [](const auto& f) { return f.name == "cuda.toml"; });
   REQUIRE(cuda != files.end());
   std::string newer = cuda->text;
   newer.replace(newer.find("revision = \""), 23, "revision = \"2999-01-01\"");
-  newer += "\n[[release]]\nversion = \"13.9.0\"\nmin_driver = \"650.10.01\"\nsources = [\"RN131\"]\nconfidence = \"high\"\n";
+  newer +=
+      "\n[[release]]\nversion = \"13.9.0\"\nmin_driver = \"650.10.01\"\nsources = "
+      "[\"RN131\"]\nconfidence = \"high\"\n";
   test::write_file(root.path() / "manifests/cuda.toml", newer);
   auto loaded = load_default_database(root.path());
   REQUIRE(loaded.ok());
@@ -144,27 +152,31 @@ TEST_CASE("a newer copy in the data root overrides the compiled-in file") {
   // An older copy is ignored.
   std::string older = cuda->text;
   older.replace(older.find("revision = \""), 23, "revision = \"2000-01-01\"");
-  test::write_file(root.path() / "manifests/cuda.toml", older + "\n[[release]]\nversion = \"13.9.0\"\n");
+  test::write_file(root.path() / "manifests/cuda.toml",
+                   older + "\n[[release]]\nversion = \"13.9.0\"\n");
   CHECK(load_default_database(root.path())->cuda_releases.back().version.str() != "13.9.0");
 }
 
 TEST_CASE("a broken manifest is an error naming the file, the line and the key") {
   test::TempDir root;
   test::write_file(root.path() / "manifests/drivers.toml",
-                   "[meta]\nrevision = \"2999-01-01\"\n[[branch]]\nbranch = 999\npackage = \"x\"\nmax_cuda = \"thirteen\"\n");
+                   "[meta]\nrevision = \"2999-01-01\"\n[[branch]]\nbranch = 999\npackage = "
+                   "\"x\"\nmax_cuda = \"thirteen\"\n");
   auto loaded = load_default_database(root.path());
   REQUIRE_FALSE(loaded.ok());
   CHECK(loaded.error().message.find("drivers.toml:6") != std::string::npos);
   CHECK(loaded.error().message.find("max_cuda") != std::string::npos);
 
   test::write_file(root.path() / "manifests/drivers.toml",
-                   "[meta]\nrevision = \"2999-01-01\"\n[[branch]]\nbranch = 999\npackage = \"x\"\nmax_cuda = \"\"\n");
+                   "[meta]\nrevision = \"2999-01-01\"\n[[branch]]\nbranch = 999\npackage = "
+                   "\"x\"\nmax_cuda = \"\"\n");
   auto empty = load_default_database(root.path());
   REQUIRE_FALSE(empty.ok());
   CHECK(empty.error().message.find("drivers.toml:6: max_cuda is empty") != std::string::npos);
 
   test::write_file(root.path() / "manifests/drivers.toml",
-                   "[meta]\nrevision = \"2999-01-01\"\n[[branch]]\nbranch = 999\npackage = \"x\"\nmax_cuda = \"13.0\"\n"
+                   "[meta]\nrevision = \"2999-01-01\"\n[[branch]]\nbranch = 999\npackage = "
+                   "\"x\"\nmax_cuda = \"13.0\"\n"
                    "sources = \"RN131\"\n");
   auto not_array = load_default_database(root.path());
   REQUIRE_FALSE(not_array.ok());

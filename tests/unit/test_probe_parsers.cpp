@@ -16,10 +16,12 @@ TEST_CASE("/proc/driver/nvidia/version: proprietary and open kernel modules") {
   CHECK(parse_proc_driver_version(
             "NVRM version: NVIDIA UNIX x86_64 Kernel Module  515.76  Mon Sep 12 19:21:56 UTC 2022\n"
             "GCC version:  gcc version 7.5.0 (Ubuntu 7.5.0-3ubuntu1~18.04)\n") == "515.76");
-  CHECK(parse_proc_driver_version("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  575.57.08  "
-                                  "Release Build  (dvs-builder@U16)  Tue May 20 2025\n") == "575.57.08");
-  CHECK(parse_proc_driver_version("NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  580.65.06  "
-                                  "Release Build\n") == "580.65.06");
+  CHECK(parse_proc_driver_version(
+            "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  575.57.08  "
+            "Release Build  (dvs-builder@U16)  Tue May 20 2025\n") == "575.57.08");
+  CHECK(parse_proc_driver_version(
+            "NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  580.65.06  "
+            "Release Build\n") == "580.65.06");
   CHECK_FALSE(parse_proc_driver_version("GCC version: gcc version 12\n").has_value());
   CHECK_FALSE(parse_proc_driver_version("").has_value());
 }
@@ -46,7 +48,8 @@ TEST_CASE("/proc/modules: only whole module names count") {
   CHECK_FALSE(facts.nouveau);
 
   KernelModuleFacts nouveau;
-  parse_proc_modules("nouveau 2433024 3 - Live 0xffffffffc0a00000\nvideo 65536 1 nouveau, Live 0x0\n", nouveau);
+  parse_proc_modules(
+      "nouveau 2433024 3 - Live 0xffffffffc0a00000\nvideo 65536 1 nouveau, Live 0x0\n", nouveau);
   CHECK(nouveau.nouveau);
   CHECK_FALSE(nouveau.nvidia);
 }
@@ -71,7 +74,8 @@ TEST_CASE("nvcc --version output, as CUDA 13.0 and 11.8 print it") {
                                   "Cuda compilation tools, release 13.0, V13.0.88\n"
                                   "Build cuda_13.0.r13.0/compiler.36424714_0\n")
             ->str() == "13.0.88");
-  CHECK(parse_nvcc_version_output("Cuda compilation tools, release 11.8, V11.8.89\n")->str() == "11.8.89");
+  CHECK(parse_nvcc_version_output("Cuda compilation tools, release 11.8, V11.8.89\n")->str() ==
+        "11.8.89");
   CHECK_FALSE(parse_nvcc_version_output("bash: nvcc: command not found\n").has_value());
 }
 
@@ -94,7 +98,9 @@ TEST_CASE("version.txt of CUDA 11.0 and older") {
 
 TEST_CASE("host compiler versions from gcc and clang") {
   CHECK(parse_compiler_version("12.2.0\n")->str() == "12.2.0");
-  CHECK(parse_compiler_version("Debian clang version 14.0.6\nTarget: x86_64-pc-linux-gnu\n")->str() == "14.0.6");
+  CHECK(
+      parse_compiler_version("Debian clang version 14.0.6\nTarget: x86_64-pc-linux-gnu\n")->str() ==
+      "14.0.6");
   CHECK(parse_compiler_version("Ubuntu clang version 18.1.3 (1ubuntu1)\n")->str() == "18.1.3");
   CHECK_FALSE(parse_compiler_version("").has_value());
 }
@@ -103,7 +109,8 @@ TEST_CASE("dpkg status: installed packages only, with their versions") {
   const auto packages = parse_dpkg_status(
       "Package: cuda-toolkit-13-0\nStatus: install ok installed\nVersion: 13.0.2-1\n\n"
       "Package: cuda-toolkit-12-4\nStatus: deinstall ok config-files\nVersion: 12.4.1-1\n\n"
-      "Package: cuda-nvcc-13-0\nStatus: install ok installed\nArchitecture: amd64\nVersion: 13.0.88-1\n");
+      "Package: cuda-nvcc-13-0\nStatus: install ok installed\nArchitecture: amd64\nVersion: "
+      "13.0.88-1\n");
   CHECK(packages.size() == 2);
   CHECK(packages.at("cuda-toolkit-13-0") == "13.0.2-1");
   CHECK(packages.at("cuda-nvcc-13-0") == "13.0.88-1");

@@ -6,7 +6,8 @@ using namespace cudaenv;
 
 TEST_CASE("a child's output, error output and exit status are captured") {
   SystemProcessRunner runner;
-  auto result = runner.run({{"/bin/sh", "-c", "echo out; echo err >&2; exit 3"}, std::nullopt,
+  auto result = runner.run({{"/bin/sh", "-c", "echo out; echo err >&2; exit 3"},
+                            std::nullopt,
                             std::chrono::milliseconds(5000)});
   REQUIRE(result.ok());
   CHECK(result->out == "out\n");
@@ -40,8 +41,10 @@ TEST_CASE("a missing program is an error naming it") {
 
 TEST_CASE("large outputs on both streams do not deadlock") {
   SystemProcessRunner runner;
-  auto result = runner.run({{"/bin/sh", "-c", "head -c 300000 /dev/zero; head -c 300000 /dev/zero >&2"},
-                            std::nullopt, std::chrono::milliseconds(5000)});
+  auto result =
+      runner.run({{"/bin/sh", "-c", "head -c 300000 /dev/zero; head -c 300000 /dev/zero >&2"},
+                  std::nullopt,
+                  std::chrono::milliseconds(5000)});
   REQUIRE(result.ok());
   CHECK(result->out.size() == 300000);
   CHECK(result->err.size() == 300000);

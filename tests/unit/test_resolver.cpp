@@ -3,9 +3,9 @@
 // SPACK/NIX_CAP = architectures per CUDA, PT_* = PyTorch, TF = TensorFlow, JAX, CUDNN_SM = cuDNN
 // support matrix, NIX_NVCC = host compilers).
 
-#include <doctest/doctest.h>
-
 #include <algorithm>
+
+#include <doctest/doctest.h>
 
 #include "manifest/load.hpp"
 #include "resolve/resolver.hpp"
@@ -16,7 +16,8 @@ using namespace cudaenv::resolve;
 namespace {
 
 const manifest::Database& db() {
-  static const manifest::Database database = std::move(manifest::load_database(manifest::embedded_manifests())).value();
+  static const manifest::Database database =
+      std::move(manifest::load_database(manifest::embedded_manifests())).value();
   return database;
 }
 
@@ -60,7 +61,8 @@ Resolution run(const Case& c) {
 }
 
 bool any_contains(const std::vector<std::string>& texts, const char* needle) {
-  return std::any_of(texts.begin(), texts.end(), [&](const auto& t) { return t.find(needle) != std::string::npos; });
+  return std::any_of(texts.begin(), texts.end(),
+                     [&](const auto& t) { return t.find(needle) != std::string::npos; });
 }
 
 void check_case(const Case& c) {
@@ -82,10 +84,12 @@ void check_case(const Case& c) {
       REQUIRE_FALSE(best.frameworks.empty());
       CHECK(best.frameworks.front().variant == c.expect_variant);
     }
-    if (c.expect_warning) CHECK_MESSAGE(any_contains(best.warnings, c.expect_warning), "warnings lack it");
+    if (c.expect_warning)
+      CHECK_MESSAGE(any_contains(best.warnings, c.expect_warning), "warnings lack it");
     if (c.expect_no_warning) CHECK_FALSE(any_contains(best.warnings, c.expect_no_warning));
   }
-  if (c.expect_suggestion) CHECK_MESSAGE(any_contains(r.suggestions, c.expect_suggestion), "suggestions lack it");
+  if (c.expect_suggestion)
+    CHECK_MESSAGE(any_contains(r.suggestions, c.expect_suggestion), "suggestions lack it");
   if (c.expect_rejection) {
     std::vector<std::string> reasons;
     for (const auto& rejection : r.rejected) reasons.push_back(rejection.reason);
@@ -188,7 +192,8 @@ TEST_CASE("a GPU is covered by machine code of its major with a lower minor, or 
   manifest::PytorchVariant variant;
   variant.sass = std::vector<Version>{*Version::parse("8.0"), *Version::parse("8.6")};
   variant.ptx = {*Version::parse("9.0")};
-  CHECK(pytorch_coverage(variant, *Version::parse("8.9")) == Coverage::native);  // sm_86 code runs on 8.9
+  CHECK(pytorch_coverage(variant, *Version::parse("8.9")) ==
+        Coverage::native);  // sm_86 code runs on 8.9
   CHECK(pytorch_coverage(variant, *Version::parse("9.0")) == Coverage::ptx_jit);
   CHECK(pytorch_coverage(variant, *Version::parse("10.0")) == Coverage::ptx_jit);
   CHECK(pytorch_coverage(variant, *Version::parse("7.5")) == Coverage::none);

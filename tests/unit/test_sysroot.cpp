@@ -1,6 +1,6 @@
-#include <doctest/doctest.h>
-
 #include <filesystem>
+
+#include <doctest/doctest.h>
 
 #include "core/sysroot.hpp"
 #include "test_util.hpp"
@@ -39,7 +39,8 @@ TEST_CASE("an update-alternatives chain is followed hop by hop inside the root")
   const auto chain = root.resolve("/usr/local/cuda");
   CHECK(chain.exists);
   CHECK(chain.target == "/usr/local/cuda-11.8");
-  CHECK(chain.hops == std::vector<std::string>{"/usr/local/cuda", "/etc/alternatives/cuda", "/usr/local/cuda-11.8"});
+  CHECK(chain.hops == std::vector<std::string>{"/usr/local/cuda", "/etc/alternatives/cuda",
+                                               "/usr/local/cuda-11.8"});
   CHECK(root.is_directory("/usr/local/cuda/bin"));
 }
 

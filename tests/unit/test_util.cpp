@@ -1,9 +1,10 @@
 #include "test_util.hpp"
 
-#include <doctest/doctest.h>
 #include <stdlib.h>
 
 #include <fstream>
+
+#include <doctest/doctest.h>
 
 namespace cudaenv::test {
 

@@ -22,7 +22,8 @@ TEST_CASE("versions parse CUDA, driver and cuDNN forms") {
 }
 
 TEST_CASE("malformed versions are rejected") {
-  for (const char* bad : {"", "12.", ".4", "12..4", "12.4a", "twelve", "1.2.3.4.5", "-1", "12.4 1"}) {
+  for (const char* bad :
+       {"", "12.", ".4", "12..4", "12.4a", "twelve", "1.2.3.4.5", "-1", "12.4 1"}) {
     CAPTURE(bad);
     CHECK_FALSE(Version::parse(bad).has_value());
   }
@@ -68,7 +69,8 @@ TEST_CASE("version specs: prefixes, ranges and latest") {
 }
 
 TEST_CASE("best_match picks the highest matching candidate") {
-  const std::vector<Version> installed{v("11.8.0"), v("12.1.1"), v("12.4.1"), v("12.4.0"), v("13.0.2")};
+  const std::vector<Version> installed{v("11.8.0"), v("12.1.1"), v("12.4.1"), v("12.4.0"),
+                                       v("13.0.2")};
   CHECK(VersionSpec::parse("12")->best_match(installed)->str() == "12.4.1");
   CHECK(VersionSpec::parse("12.1")->best_match(installed)->str() == "12.1.1");
   CHECK(VersionSpec::parse("latest")->best_match(installed)->str() == "13.0.2");
