@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/context.hpp"
+#include "cli/download_setup.hpp"
 
 namespace cudaenv::cli {
 
@@ -36,5 +37,37 @@ struct ResolveOptions {
 // versions.
 Status run_resolve(const ResolveOptions& options, Context& context, Outcome& outcome);
 void add_resolve_command(CLI::App& app, Context& context, Outcome& outcome);
+
+}  // namespace cudaenv::cli
+
+namespace cudaenv::cli {
+
+struct InstallOptions {
+  std::string spec;
+  std::string cudnn;
+  std::string components = "full";
+  bool force = false;
+  DownloadFlags download;
+};
+Status run_install_command(const InstallOptions& options, Context& context);
+void add_install_command(CLI::App& app, Context& context, Outcome& outcome);
+
+struct StoreOptions {
+  std::string version;
+  bool json = false;
+  bool cudnn = false;
+  DownloadFlags download;
+};
+// `cudaenv list`, `cudaenv list-remote`, `cudaenv uninstall VERSION`.
+void add_store_commands(CLI::App& app, Context& context, Outcome& outcome);
+
+struct MirrorOptions {
+  std::string directory;
+  std::string cuda;
+  std::string cudnn;
+  std::string components = "full";
+  DownloadFlags download;  // --mirror is the upstream here
+};
+void add_mirror_command(CLI::App& app, Context& context, Outcome& outcome);
 
 }  // namespace cudaenv::cli

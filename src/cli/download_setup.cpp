@@ -1,0 +1,53 @@
+#include "cli/download_setup.hpp"
+
+#include <thread>
+
+#include "core/paths.hpp"
+#include "core/text.hpp"
+#include "install/remote.hpp"
+
+namespace cudaenv::cli {
+
+void add_download_flags(CLI::App& command, DownloadFlags& flags) {
+  command.add_option("--mirror", flags.mirror, "Base URL of a mirror in NVIDIA's layout (http://, https://, file://)");
+  command.add_option("--jobs,-j", flags.jobs, "Parallel downloads (default: the number of cores, at least 4)");
+  command.add_option("--ca-bundle", flags.ca_bundle, "Extra trusted CA certificates (PEM) for a mirror behind a corporate CA");
+  command.add_option("--stall-timeout", flags.stall_timeout, "Seconds a transfer may stall before it is retried (default 30)");
+}
+
+Result<DownloadSetup> download_setup(const DownloadFlags& flags, const Context& context) {
+  DownloadSetup setup;
+  auto config = project::load_config(paths::config_file(context.env));
+  if (!config) return config.error();
+  setup.config = *config;
+  setup.store.root = paths::data_root(context.env);
+  std::string mirror = flags.mirror;
+  if (mirror.empty()) mirror = context.env.get_nonempty("CUDAENV_MIRROR").value_or("");
+  if (mirror.empty()) mirror = setup.config.mirror.value_or(install::nvidia_base_url);
+  setup.mirror = install::normalize_mirror(mirror);
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  setup.settings.jobs = flags.jobs > 0 ? flags.jobs : setup.config.jobs.value_or(std::max(4, cores));
+  setup.settings.fetch.ca_bundle = !flags.ca_bundle.empty() ? flags.ca_bundle : setup.config.ca_bundle.value_or("");
+  const int stall = flags.stall_timeout > 0 ? flags.stall_timeout : setup.config.stall_timeout.value_or(30);
+  setup.settings.fetch.stall_timeout = std::chrono::seconds(stall);
+  return setup;
+}
+
+Result<Version> choose_release(const DownloadSetup& setup, const std::string& product, const VersionSpec& spec) {
+  auto offered = install::list_remote_versions(setup.mirror, product, setup.settings.fetch);
+  if (!offered) {
+    // No index (some mirrors serve files only): an exact release can still be fetched by name.
+    if (spec.is_exact_beyond(2)) {
+      if (auto exact = Version::parse(spec.str())) return *exact;
+    }
+    return offered.error();
+  }
+  if (auto best = spec.best_match(*offered)) return *best;
+  std::vector<std::string> newest;
+  for (size_t i = 0; i < offered->size() && i < 6; ++i) newest.push_back((*offered)[i].str());
+  return make_error(ErrorKind::not_found,
+                    "no " + product + " release matching \"" + spec.str() + "\" on " + setup.mirror,
+                    "newest offered: " + text::join(newest, ", ") + " ('cudaenv list-remote' lists all)");
+}
+
+}  // namespace cudaenv::cli

@@ -1,0 +1,63 @@
+#pragma once
+// HTTP(S) and file:// transfers with libcurl: small documents into memory, and archives as a
+// resumable byte stream that is hashed (sha256, OpenSSL EVP) and mirrored into a cache file as
+// it arrives, so the bytes flow download -> hash -> consumer once.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/error.hpp"
+
+namespace cudaenv::fetch {
+
+struct FetchOptions {
+  std::chrono::seconds connect_timeout{20};
+  // A transfer slower than 1 KiB/s for this long counts as stalled and is retried.
+  std::chrono::seconds stall_timeout{30};
+  int max_attempts = 5;  // per transfer, counting the first
+  std::chrono::milliseconds first_backoff{500};  // doubled after each failed attempt
+  std::string ca_bundle;  // PEM file of extra trust roots (corporate mirrors); TLS is always verified
+};
+
+// GETs a whole document (a manifest, a directory index). Errors are ErrorKind::network with the
+// URL named; a 404 says "not found on the mirror".
+Result<std::string> fetch_text(const std::string& url, const FetchOptions& options);
+
+// Bytes received so far, and the total when known.
+using ProgressFn = std::function<void(std::uint64_t done, std::uint64_t total)>;
+
+// One archive as a stream of chunks. Bytes already in `cache_file` (an earlier, interrupted run)
+// are replayed first; the rest comes from the network with an HTTP Range request, and a dropped
+// connection resumes the same way, transparently to the reader.
+class ResumableStream {
+ public:
+  ResumableStream(std::string url, std::filesystem::path cache_file, std::uint64_t expected_size,
+                  FetchOptions options, ProgressFn progress = {});
+  ~ResumableStream();
+  ResumableStream(const ResumableStream&) = delete;
+  ResumableStream& operator=(const ResumableStream&) = delete;
+
+  // The next chunk; an empty view once the body is complete. The view stays valid until the
+  // next call.
+  Result<std::string_view> next();
+  // Reads the stream to its end without a consumer (mirror create, re-hashing).
+  Status drain();
+  std::string sha256_hex() const;
+  std::uint64_t bytes() const;
+  // Asks a stream blocked in next() on another thread to stop with an error soon.
+  void cancel();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// sha256 of a whole file, hex.
+Result<std::string> sha256_file(const std::filesystem::path& path);
+
+}  // namespace cudaenv::fetch

@@ -1,0 +1,159 @@
+#include "install/installer.hpp"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
+
+#include "install/extract.hpp"
+#include "install/remote.hpp"
+
+namespace cudaenv::install {
+
+namespace {
+
+// The first failure among parallel workers wins; the others stop at their next chunk.
+class FirstError {
+ public:
+  void set(Error error) {
+    std::lock_guard lock(mutex_);
+    if (!error_) error_ = std::move(error);
+    failed_ = true;
+  }
+  bool failed() const { return failed_; }
+  std::optional<Error> get() const {
+    std::lock_guard lock(mutex_);
+    return error_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::optional<Error> error_;
+  std::atomic<bool> failed_{false};
+};
+
+fs::path cache_file(const Store& store, const SelectedArchive& archive) {
+  return store.downloads() / fs::path(archive.file.relative_path).filename();
+}
+
+Status install_archive(const InstallPlan& plan, size_t index, const Store& store, const fs::path& staging,
+                       const InstallSettings& settings, InstallObserver& observer, const FirstError& first) {
+  const auto& archive = plan.archives[index];
+  const auto url = archive_url(plan.mirror, plan.product, archive.file.relative_path);
+  const auto cached = cache_file(store, archive);
+  fetch::ResumableStream stream(url, cached, archive.file.size, settings.fetch,
+                                [&](std::uint64_t done, std::uint64_t total) {
+                                  observer.archive_progress(index, done, total);
+                                });
+  const ChunkSource source = [&]() -> Result<std::string_view> {
+    if (first.failed()) return make_error(ErrorKind::failure, "stopped: another archive failed");
+    return stream.next();
+  };
+  auto extracted = extract(source, {staging, fs::path(archive.file.relative_path).filename().string(), archive.component});
+  if (!extracted) return extracted.error();
+  if (auto rest = stream.drain(); !rest) return rest.error();  // trailing bytes after the archive's end
+  if (stream.sha256_hex() != archive.file.sha256) {
+    std::error_code ec;
+    fs::remove(cached, ec);  // a corrupt download is never resumed
+    return make_error(ErrorKind::integrity,
+                      "sha256 mismatch for " + url + ": expected " + archive.file.sha256 + ", got " +
+                          stream.sha256_hex(),
+                      "the download was discarded; run the command again, or use another mirror");
+  }
+  observer.archive_done(index);
+  return Ok{};
+}
+
+Status install_all(const InstallPlan& plan, const Store& store, const fs::path& staging,
+                   const InstallSettings& settings, InstallObserver& observer) {
+  FirstError first;
+  std::atomic<size_t> next_index{0};
+  const auto worker = [&] {
+    for (size_t i = next_index++; i < plan.archives.size() && !first.failed(); i = next_index++) {
+      if (auto status = install_archive(plan, i, store, staging, settings, observer, first); !status) {
+        first.set(status.error());
+      }
+    }
+  };
+  const auto threads = std::max<size_t>(1, std::min<size_t>(static_cast<size_t>(std::max(settings.jobs, 1)), plan.archives.size()));
+  std::vector<std::thread> pool;
+  for (size_t i = 0; i < threads; ++i) pool.emplace_back(worker);
+  for (auto& thread : pool) thread.join();
+  if (auto error = first.get()) return *error;
+  return Ok{};
+}
+
+Receipt receipt_of(const InstallPlan& plan) {
+  Receipt receipt{plan.product, plan.version, plan.platform, plan.variant, plan.mirror, utc_timestamp(), {}};
+  for (const auto& archive : plan.archives) {
+    receipt.components.push_back({archive.component, archive.version, archive.file.sha256,
+                                  archive_url(plan.mirror, plan.product, archive.file.relative_path), archive.file.size});
+  }
+  return receipt;
+}
+
+// NVIDIA's toolkits carry a version.json that tools (CMake's FindCUDAToolkit among them) read;
+// the redist archives do not, so the install writes one in the same shape.
+void write_version_json(const fs::path& prefix, const InstallPlan& plan) {
+  if (plan.product != "cuda" || fs::exists(prefix / "version.json")) return;
+  nlohmann::ordered_json doc;
+  doc["cuda"] = {{"name", "CUDA SDK"}, {"version", plan.version}};
+  for (const auto& archive : plan.archives) doc[archive.component] = {{"version", archive.version}};
+  std::ofstream(prefix / "version.json") << doc.dump(3) << '\n';
+}
+
+Status commit(const fs::path& staging, const fs::path& target, bool replace) {
+  std::error_code ec;
+  if (replace && fs::exists(target, ec)) {
+    const auto old = target.parent_path() / (".old-" + target.filename().string() + "-" + std::to_string(::getpid()));
+    fs::rename(target, old, ec);
+    if (ec) return make_error(ErrorKind::failure, "cannot replace " + target.string() + ": " + ec.message());
+    fs::rename(staging, target, ec);
+    fs::remove_all(old);
+  } else {
+    fs::rename(staging, target, ec);
+  }
+  if (ec) return make_error(ErrorKind::failure, "cannot move the install into " + target.string() + ": " + ec.message());
+  return Ok{};
+}
+
+}  // namespace
+
+void link_lib64(const fs::path& prefix) {
+  std::error_code ec;
+  const bool has_lib = fs::is_directory(prefix / "lib", ec);
+  const bool has_lib64 = fs::exists(fs::symlink_status(prefix / "lib64", ec));
+  if (has_lib && !has_lib64) fs::create_directory_symlink("lib", prefix / "lib64", ec);
+  if (!has_lib && has_lib64) fs::create_directory_symlink("lib64", prefix / "lib", ec);
+}
+
+Result<InstallOutcome> run_install(const InstallPlan& plan, const Store& store, const InstallSettings& settings,
+                                   InstallObserver& observer) {
+  const auto parent = plan.target.parent_path();
+  const auto name = plan.target.filename().string();
+  auto lock = InstallLock::acquire(parent / (".lock-" + name), [&] { observer.waiting_for_lock(); });
+  if (!lock) return lock.error();
+  std::error_code ec;
+  if (fs::exists(plan.target / receipt_file_name, ec) && !settings.force) return InstallOutcome::already_installed;
+  remove_stale_staging(parent, name);
+  const auto staging = parent / (".staging-" + name + "-" + std::to_string(::getpid()));
+  fs::create_directories(staging, ec);
+  if (ec) return make_error(ErrorKind::failure, "cannot create " + staging.string() + ": " + ec.message());
+  auto status = install_all(plan, store, staging, settings, observer);
+  if (status) {
+    link_lib64(staging);
+    write_version_json(staging, plan);
+    status = write_receipt(staging, receipt_of(plan));
+  }
+  if (status) status = commit(staging, plan.target, settings.force);
+  if (!status) {
+    fs::remove_all(staging, ec);
+    return status.error();
+  }
+  return InstallOutcome::installed;
+}
+
+}  // namespace cudaenv::install

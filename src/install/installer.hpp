@@ -1,0 +1,55 @@
+#pragma once
+// Installing a set of archives into one prefix, atomically: every archive streams
+// (download -> sha256 -> decompress -> staging directory) in parallel; only when all of them
+// arrived intact is the staging directory renamed into place, with its receipt. A killed run
+// leaves no visible install; the next run clears its staging and resumes its downloads.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "fetch/http.hpp"
+#include "install/components.hpp"
+#include "install/store.hpp"
+
+namespace cudaenv::install {
+
+struct InstallPlan {
+  std::string product;  // "cuda" or "cudnn"
+  std::string version;  // "12.4.1"
+  std::string platform;
+  std::string variant;  // cuDNN's "cuda12"; empty for toolkits
+  std::string mirror;   // base URL
+  fs::path target;      // final prefix
+  std::vector<SelectedArchive> archives;
+};
+
+// Called from worker threads; implementations synchronise themselves.
+struct InstallObserver {
+  virtual ~InstallObserver() = default;
+  virtual void waiting_for_lock() {}
+  virtual void archive_progress(size_t index, std::uint64_t done, std::uint64_t total) {
+    (void)index, (void)done, (void)total;
+  }
+  virtual void archive_done(size_t index) { (void)index; }
+};
+
+struct InstallSettings {
+  int jobs = 4;
+  bool force = false;
+  fetch::FetchOptions fetch;
+};
+
+enum class InstallOutcome { installed, already_installed };
+
+Result<InstallOutcome> run_install(const InstallPlan& plan, const Store& store, const InstallSettings& settings,
+                                   InstallObserver& observer);
+
+// Lays the prefix out like a toolkit: NVIDIA's archives ship lib/ while nvcc's profile links
+// against lib64/, so whichever is missing becomes a link to the other.
+void link_lib64(const fs::path& prefix);
+
+}  // namespace cudaenv::install

@@ -1,0 +1,101 @@
+#include "install/remote.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <set>
+
+#include "core/text.hpp"
+
+namespace cudaenv::install {
+
+namespace {
+
+constexpr std::string_view file_scheme = "file://";
+
+std::vector<Version> newest_first(std::set<std::string> names) {
+  std::vector<Version> versions;
+  for (const auto& name : names) {
+    if (auto v = Version::parse(name)) versions.push_back(*v);
+  }
+  std::sort(versions.begin(), versions.end(), [](const auto& a, const auto& b) { return a > b; });
+  versions.erase(std::unique(versions.begin(), versions.end()), versions.end());
+  return versions;
+}
+
+Result<std::vector<Version>> list_local_directory(const std::string& directory) {
+  std::set<std::string> names;
+  std::error_code ec;
+  static const std::regex pattern(R"(redistrib_([0-9][0-9.]*)\.json)");
+  for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
+    std::smatch match;
+    const auto name = it->path().filename().string();
+    if (std::regex_match(name, match, pattern)) names.insert(match[1].str());
+  }
+  if (ec) {
+    return make_error(ErrorKind::network, "cannot list " + directory + ": " + ec.message(),
+                      "check the mirror path (--mirror)");
+  }
+  return newest_first(names);
+}
+
+}  // namespace
+
+std::string normalize_mirror(std::string base) {
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  if (!base.empty() && base.front() == '/') base = std::string(file_scheme) + base;
+  return base;
+}
+
+std::string redist_dir_url(const std::string& base, const std::string& product) {
+  return base + "/" + product + "/redist/";
+}
+
+std::string manifest_url(const std::string& base, const std::string& product, const Version& version) {
+  return redist_dir_url(base, product) + "redistrib_" + version.str() + ".json";
+}
+
+std::string archive_url(const std::string& base, const std::string& product, const std::string& relative_path) {
+  return redist_dir_url(base, product) + relative_path;
+}
+
+std::vector<Version> versions_in_index(const std::string& html) {
+  static const std::regex href(R"(href\s*=\s*["']?(?:[^"'>]*/)?redistrib_([0-9][0-9.]*)\.json)",
+                               std::regex::icase);
+  std::set<std::string> names;
+  for (std::sregex_iterator it(html.begin(), html.end(), href), end; it != end; ++it) {
+    names.insert((*it)[1].str());
+  }
+  return newest_first(names);
+}
+
+Result<std::vector<Version>> list_remote_versions(const std::string& base, const std::string& product,
+                                                  const fetch::FetchOptions& options) {
+  const auto url = redist_dir_url(base, product);
+  if (text::starts_with(url, file_scheme)) return list_local_directory(url.substr(file_scheme.size()));
+  auto index = fetch::fetch_text(url, options);
+  if (!index) return index.error();
+  auto versions = versions_in_index(*index);
+  if (versions.empty()) {
+    return make_error(ErrorKind::network, url + ": the directory index lists no redistrib_<version>.json",
+                      "the mirror must serve a directory listing of " + product + "/redist/");
+  }
+  return versions;
+}
+
+Result<manifest::RedistManifest> fetch_manifest(const std::string& base, const std::string& product,
+                                                const Version& version, const Store& store,
+                                                const fetch::FetchOptions& options, std::string* raw) {
+  const auto url = manifest_url(base, product, version);
+  auto text = fetch::fetch_text(url, options);
+  if (!text) return text.error();
+  auto manifest = manifest::parse_redist(*text, url);
+  if (!manifest) return manifest.error();
+  std::error_code ec;
+  fs::create_directories(store.manifests() / product, ec);
+  std::ofstream(store.manifests() / product / ("redistrib_" + version.str() + ".json")) << *text;
+  if (raw != nullptr) *raw = std::move(*text);
+  return manifest;
+}
+
+}  // namespace cudaenv::install

@@ -1,0 +1,89 @@
+#pragma once
+// cudaenv's own store under the data root (DESIGN.md §3): toolkits/<version>/,
+// cudnn/<version>-cuda<major>/, cache/downloads/, cache/manifests/, each install with a receipt.
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/version.hpp"
+
+namespace cudaenv::install {
+
+namespace fs = std::filesystem;
+
+struct Store {
+  fs::path root;
+  fs::path toolkits() const { return root / "toolkits"; }
+  fs::path cudnn() const { return root / "cudnn"; }
+  fs::path downloads() const { return root / "cache" / "downloads"; }
+  fs::path manifests() const { return root / "cache" / "manifests"; }
+};
+
+struct ReceiptComponent {
+  std::string name;
+  std::string version;
+  std::string sha256;
+  std::string url;
+  std::uint64_t size = 0;
+};
+
+// What was installed, from where, when: <prefix>/cudaenv-receipt.json.
+struct Receipt {
+  std::string product;  // "cuda" or "cudnn"
+  std::string version;
+  std::string platform;
+  std::string variant;  // cuDNN: "cuda12"
+  std::string mirror;
+  std::string installed_at;  // ISO 8601, UTC
+  std::vector<ReceiptComponent> components;
+};
+
+constexpr const char* receipt_file_name = "cudaenv-receipt.json";
+
+Status write_receipt(const fs::path& prefix, const Receipt& receipt);
+Result<Receipt> read_receipt(const fs::path& prefix);
+
+struct Installed {
+  Version version;
+  fs::path path;
+  std::optional<Receipt> receipt;
+};
+
+// Installed toolkits (newest first). Staging and lock entries (names starting with '.') are not.
+std::vector<Installed> installed_toolkits(const Store& store);
+// Installed cuDNN builds, named <version>-cuda<major> (newest first).
+std::vector<Installed> installed_cudnn(const Store& store);
+
+// An exclusive lock on one install target, held while the object lives. A second process
+// installing the same version waits for it.
+class InstallLock {
+ public:
+  // `on_wait` is called once if the lock is busy, before blocking.
+  static Result<InstallLock> acquire(const fs::path& lock_file, const std::function<void()>& on_wait);
+  InstallLock(InstallLock&& other) noexcept;
+  InstallLock& operator=(InstallLock&&) = delete;
+  InstallLock(const InstallLock&) = delete;
+  InstallLock& operator=(const InstallLock&) = delete;
+  ~InstallLock();
+
+ private:
+  explicit InstallLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
+
+// Removes leftovers of killed installs of `name` (".staging-<name>-*", ".old-<name>-*") in `dir`.
+// Call only while holding that name's lock.
+void remove_stale_staging(const fs::path& dir, const std::string& name);
+
+// Removes an installed toolkit; ErrorKind::not_found when it is not installed.
+Status uninstall_toolkit(const Store& store, const Version& version);
+
+std::string utc_timestamp();
+
+}  // namespace cudaenv::install

@@ -1,0 +1,30 @@
+#pragma once
+// The user's global configuration: ${XDG_CONFIG_HOME:-~/.config}/cudaenv/config.toml.
+//
+//   cuda = "12.4"                  # the global default version spec
+//   mirror = "https://mirror.example/compute"
+//   [download]
+//   jobs = 8                       # parallel downloads
+//   ca_bundle = "/etc/ssl/corp.pem"
+//   stall_timeout = 30             # seconds below 1 KiB/s before a transfer is retried
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace cudaenv::project {
+
+struct Config {
+  std::optional<std::string> cuda;
+  std::optional<std::string> mirror;
+  std::optional<int> jobs;
+  std::optional<std::string> ca_bundle;
+  std::optional<int> stall_timeout;
+};
+
+// A missing file is an empty configuration; a malformed one is an error naming the file and line.
+Result<Config> load_config(const std::filesystem::path& path);
+
+}  // namespace cudaenv::project
