@@ -1,6 +1,7 @@
 """Shared helpers for the CLI tests: run the built cudaenv binary as a user would, in a clean
 environment with a temporary HOME, and build fixture machines from tests/fixtures/machines."""
 
+import contextlib
 import json
 import os
 import shutil
@@ -55,6 +56,22 @@ def fixture_machine(name, into):
                 if f.readline().rstrip(b"\n") == b"FAKE_NVIDIA_DRIVER":
                     shutil.copyfile(FAKE_DRIVER, path)
     return root
+
+
+@contextlib.contextmanager
+def mirror_server(root, faults=None):
+    """Serves `root` on 127.0.0.1 (see mirror_server.py); yields (base_url, faults_path).
+    Rewrite the faults file to change the faults; its .log records every request."""
+    faults_path = Path(root).parent / f"faults-{os.getpid()}-{id(root)}.json"
+    faults_path.write_text(json.dumps(faults or {}))
+    server = subprocess.Popen([sys.executable, str(Path(__file__).parent / "mirror_server.py"), str(root),
+                               str(faults_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(server.stdout.readline())
+        yield f"http://127.0.0.1:{port}", faults_path
+    finally:
+        server.kill()
+        server.wait()
 
 
 def check(condition, message):
