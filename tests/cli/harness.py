@@ -62,7 +62,8 @@ def fixture_machine(name, into):
 def mirror_server(root, faults=None):
     """Serves `root` on 127.0.0.1 (see mirror_server.py); yields (base_url, faults_path).
     Rewrite the faults file to change the faults; its .log records every request."""
-    faults_path = Path(root).parent / f"faults-{os.getpid()}-{id(root)}.json"
+    control = Path(tempfile.mkdtemp(prefix="cudaenv-mirror-"))
+    faults_path = control / "faults.json"
     faults_path.write_text(json.dumps(faults or {}))
     server = subprocess.Popen([sys.executable, str(Path(__file__).parent / "mirror_server.py"), str(root),
                                str(faults_path)], stdout=subprocess.PIPE, text=True)
@@ -72,6 +73,7 @@ def mirror_server(root, faults=None):
     finally:
         server.kill()
         server.wait()
+        shutil.rmtree(control, ignore_errors=True)
 
 
 def check(condition, message):

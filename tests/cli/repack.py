@@ -1,0 +1,117 @@
+"""Repacks real CUDA files into NVIDIA's redist layout, for the end-to-end install tests: the
+parts of a toolkit installed on this machine, or NVIDIA's component wheels from PyPI. Archives
+are .tar.xz with one top directory, as NVIDIA packs them (fast xz preset: these are test data)."""
+
+import hashlib
+import json
+import lzma
+import os
+import subprocess
+import sys
+import tarfile
+import zipfile
+
+PLATFORM = "linux-x86_64"
+
+
+def write_component(redist, name, version, sources):
+    top = f"{name}-{PLATFORM}-{version}-archive"
+    relative = f"{name}/{PLATFORM}/{top}.tar.xz"
+    path = os.path.join(redist, relative)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as raw, lzma.open(raw, "wb", preset=0) as xz, tarfile.open(fileobj=xz, mode="w|") as tar:
+        info = tarfile.TarInfo(top)
+        info.type = tarfile.DIRTYPE
+        info.mode = 0o755
+        tar.addfile(info)
+        for source, arcname in sources:
+            tar.add(source, arcname=f"{top}/{arcname}")
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return {"name": name, "license": "CUDA Toolkit", "version": version,
+            PLATFORM: {"relative_path": relative, "sha256": digest.hexdigest(), "md5": "",
+                       "size": str(os.path.getsize(path))}}
+
+
+def write_manifest(mirror, product, version, components):
+    redist = os.path.join(mirror, product, "redist")
+    manifest = {"release_date": "2025-10-09", "release_label": version, "release_product": product}
+    manifest.update(components)
+    with open(os.path.join(redist, f"redistrib_{version}.json"), "w") as f:
+        json.dump(manifest, f, indent=4)
+
+
+def toolkit_prefix_of(nvcc):
+    return os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
+
+
+def _library_dir(prefix):
+    for candidate in ("lib64", "lib", "targets/x86_64-linux/lib"):
+        path = os.path.realpath(os.path.join(prefix, candidate))
+        if os.path.isfile(os.path.join(path, "libcudart_static.a")):
+            return path
+    return None
+
+
+def pack_system_toolkit(prefix, mirror, release, nvcc_version):
+    """cuda_nvcc (bin, nvvm) and cuda_cudart (headers, the runtime libraries) of a toolkit."""
+    redist = os.path.join(mirror, "cuda", "redist")
+    libdir = _library_dir(prefix)
+    include = os.path.realpath(os.path.join(prefix, "include"))
+    if libdir is None or not os.path.isdir(include):
+        return False
+    runtime_libs = [(os.path.join(libdir, n), f"lib/{n}") for n in sorted(os.listdir(libdir))
+                    if n.startswith(("libcudart", "libcudadevrt", "libculibos"))]
+    nvcc_parts = [(os.path.join(prefix, "bin"), "bin")]
+    if os.path.isdir(os.path.join(prefix, "nvvm")):
+        nvcc_parts.append((os.path.realpath(os.path.join(prefix, "nvvm")), "nvvm"))
+    components = {
+        "cuda_nvcc": write_component(redist, "cuda_nvcc", nvcc_version, nvcc_parts),
+        "cuda_cudart": write_component(redist, "cuda_cudart", nvcc_version,
+                                       [(include, "include")] + runtime_libs),
+    }
+    write_manifest(mirror, "cuda", release, components)
+    return True
+
+
+# NVIDIA's CUDA 13 component wheels and the redist components they correspond to.
+WHEELS = {"nvidia-cuda-nvcc": "cuda_nvcc", "nvidia-cuda-runtime": "cuda_cudart", "nvidia-cuda-crt": "cuda_crt",
+          "nvidia-nvvm": "libnvvm", "nvidia-cuda-cccl": "cuda_cccl"}
+
+
+def download_wheels(cache, pins):
+    """pins: {package: version}. Returns {package: wheel path}; raises on failure."""
+    os.makedirs(cache, exist_ok=True)
+    found = {}
+    for package, version in pins.items():
+        stem = package.replace("-", "_") + "-" + version + "-"
+        existing = [n for n in os.listdir(cache) if n.startswith(stem) and n.endswith(".whl")]
+        if not existing:
+            subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+                            "--platform", "manylinux2014_x86_64", "--python-version", "3.12", "-q", "-d", cache,
+                            f"{package}=={version}"], check=True, capture_output=True, timeout=600)
+            existing = [n for n in os.listdir(cache) if n.startswith(stem) and n.endswith(".whl")]
+        found[package] = os.path.join(cache, existing[0])
+    return found
+
+
+def pack_wheels(wheels, pins, mirror, release, workdir):
+    """One redist component per wheel: the wheel's nvidia/cu13/ tree becomes the archive's content."""
+    redist = os.path.join(mirror, "cuda", "redist")
+    components = {}
+    for package, wheel in wheels.items():
+        unpacked = os.path.join(workdir, package)
+        with zipfile.ZipFile(wheel) as z:
+            for member in z.infolist():
+                if not member.filename.startswith("nvidia/cu13/") or member.is_dir():
+                    continue
+                target = z.extract(member, unpacked)
+                if (member.external_attr >> 16) & 0o111:
+                    os.chmod(target, 0o755)
+        root = os.path.join(unpacked, "nvidia", "cu13")
+        parts = [(os.path.join(root, n), n) for n in sorted(os.listdir(root)) if n != "__init__.py"]
+        name = WHEELS[package]
+        components[name] = write_component(redist, name, pins[package], parts)
+    write_manifest(mirror, "cuda", release, components)

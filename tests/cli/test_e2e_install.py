@@ -1,0 +1,114 @@
+"""End to end with real CUDA: (1) the toolkit this machine carries, packed as NVIDIA packs its
+redist archives, served over HTTP, installed with `cudaenv install --mirror`, then used to
+compile and link a .cu file; (2) two CUDA 13 releases built from NVIDIA's own component wheels
+on PyPI (cached), installed side by side, each compiling the same .cu and reporting its own
+nvcc version."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from harness import SKIP, case, check, clean_env, finish, mirror_server, run
+import repack
+
+CACHE = Path(os.environ.get("CUDAENV_TEST_CACHE", Path(__file__).parent / ".cache"))
+KERNEL = """
+#include <cstdio>
+__global__ void add_one(int* v, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) v[i] += 1; }
+int main() {
+  int* d = nullptr;
+  cudaError_t e = cudaMalloc(&d, 1024 * sizeof(int));
+  std::printf("built with CUDA %d: %s\\n", CUDART_VERSION, cudaGetErrorName(e));
+  return 0;
+}
+"""
+# Wheel versions of two CUDA 13 releases (NVIDIA publishes nvcc itself only in the CUDA 13 wheels).
+RELEASES = {
+    "13.0.2": {"nvidia-cuda-nvcc": "13.0.88", "nvidia-cuda-runtime": "13.0.96", "nvidia-cuda-crt": "13.0.88",
+               "nvidia-nvvm": "13.0.88", "nvidia-cuda-cccl": "13.0.85"},
+    "13.2.0": {"nvidia-cuda-nvcc": "13.2.51", "nvidia-cuda-runtime": "13.2.51", "nvidia-cuda-crt": "13.2.51",
+               "nvidia-nvvm": "13.2.51", "nvidia-cuda-cccl": "13.2.27"},
+}
+
+
+def system_nvcc():
+    nvcc = shutil.which("nvcc")
+    if not nvcc:
+        return None, None
+    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+    match = re.search(r"release ([0-9]+\.[0-9]+), V([0-9.]+)", out)
+    return (nvcc, match) if match else (None, None)
+
+
+def compile_with(prefix, workdir, env):
+    source = workdir / "probe.cu"
+    source.write_text(KERNEL)
+    binary = workdir / "probe"
+    # Only the installed toolkit on PATH: nothing may come from the machine's own CUDA.
+    build_env = dict(env, PATH=f"{prefix}/bin:/usr/bin:/bin")
+    proc = subprocess.run([f"{prefix}/bin/nvcc", "-arch=sm_75", "-o", str(binary), str(source)],
+                          capture_output=True, text=True, env=build_env, timeout=300)
+    return proc, binary
+
+
+def nvcc_version(prefix):
+    out = subprocess.run([f"{prefix}/bin/nvcc", "--version"], capture_output=True, text=True).stdout
+    match = re.search(r"V([0-9.]+)", out)
+    return match.group(1) if match else None
+
+
+@case
+def the_machines_own_toolkit_installs_from_a_mirror_and_compiles(tmp):
+    nvcc, match = system_nvcc()
+    if not nvcc:
+        print("skip: no nvcc on PATH")
+        return
+    release = match.group(1) + ".0"
+    mirror = CACHE / f"system-mirror-{match.group(2)}"
+    if not (mirror / "cuda" / "redist" / f"redistrib_{release}.json").exists():
+        shutil.rmtree(mirror, ignore_errors=True)
+        if not repack.pack_system_toolkit(repack.toolkit_prefix_of(nvcc), str(mirror), release, match.group(2)):
+            print("skip: this toolkit has no static cudart to pack")
+            return
+    env = clean_env(tmp, CUDAENV_ROOT=tmp / "root")
+    with mirror_server(mirror) as (url, _):
+        run(["install", release, "--mirror", url, "--components", "minimal"], env, check_exit=0)
+    prefix = tmp / "root" / "toolkits" / release
+    check(nvcc_version(prefix) == match.group(2), f"installed nvcc reports {match.group(2)}")
+    proc, binary = compile_with(prefix, tmp, env)
+    check(proc.returncode == 0, f"the installed nvcc compiles and links:\n{proc.stderr}")
+    check(binary.exists(), "an executable was produced")
+
+
+@case
+def two_releases_from_nvidias_wheels_install_side_by_side(tmp):
+    mirror = CACHE / "wheel-mirror"
+    try:
+        for release, pins in RELEASES.items():
+            if (mirror / "cuda" / "redist" / f"redistrib_{release}.json").exists():
+                continue
+            wheels = repack.download_wheels(str(CACHE / "wheels"), pins)
+            repack.pack_wheels(wheels, pins, str(mirror), release, str(tmp / f"unpacked-{release}"))
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as error:
+        print(f"skip: NVIDIA's wheels could not be downloaded ({error})")
+        sys.exit(SKIP)
+    env = clean_env(tmp, CUDAENV_ROOT=tmp / "root")
+    with mirror_server(mirror) as (url, _):
+        for release in RELEASES:
+            run(["install", release, "--mirror", url], env, check_exit=0)
+    listed = run(["list"], env, check_exit=0).stdout
+    for release, pins in RELEASES.items():
+        prefix = tmp / "root" / "toolkits" / release
+        check(release in listed, f"list shows {release}")
+        check(nvcc_version(prefix) == pins["nvidia-cuda-nvcc"], f"{release}'s nvcc reports {pins['nvidia-cuda-nvcc']}")
+        workdir = tmp / f"build-{release}"
+        workdir.mkdir()
+        proc, binary = compile_with(prefix, workdir, env)
+        check(proc.returncode == 0, f"{release} compiles and links:\n{proc.stderr[-2000:]}")
+        check(binary.exists(), f"{release} produced an executable")
+
+
+finish()
