@@ -1,6 +1,7 @@
 """Repacks real CUDA files into NVIDIA's redist layout, for the end-to-end install tests: the
 parts of a toolkit installed on this machine, or NVIDIA's component wheels from PyPI. Archives
-are .tar.xz with one top directory, as NVIDIA packs them (fast xz preset: these are test data)."""
+are .tar.xz with one top directory, as NVIDIA packs them (the tests use a fast xz preset; the
+install benchmark packs with xz's default preset, as NVIDIA's archives are)."""
 
 import hashlib
 import json
@@ -14,12 +15,12 @@ import zipfile
 PLATFORM = "linux-x86_64"
 
 
-def write_component(redist, name, version, sources):
+def write_component(redist, name, version, sources, preset=0):
     top = f"{name}-{PLATFORM}-{version}-archive"
     relative = f"{name}/{PLATFORM}/{top}.tar.xz"
     path = os.path.join(redist, relative)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "wb") as raw, lzma.open(raw, "wb", preset=0) as xz, tarfile.open(fileobj=xz, mode="w|") as tar:
+    with open(path, "wb") as raw, lzma.open(raw, "wb", preset=preset) as xz, tarfile.open(fileobj=xz, mode="w|") as tar:
         info = tarfile.TarInfo(top)
         info.type = tarfile.DIRTYPE
         info.mode = 0o755
@@ -55,7 +56,7 @@ def _library_dir(prefix):
     return None
 
 
-def pack_system_toolkit(prefix, mirror, release, nvcc_version):
+def pack_system_toolkit(prefix, mirror, release, nvcc_version, preset=0):
     """cuda_nvcc (bin, nvvm) and cuda_cudart (headers, the runtime libraries) of a toolkit."""
     redist = os.path.join(mirror, "cuda", "redist")
     libdir = _library_dir(prefix)
@@ -68,9 +69,9 @@ def pack_system_toolkit(prefix, mirror, release, nvcc_version):
     if os.path.isdir(os.path.join(prefix, "nvvm")):
         nvcc_parts.append((os.path.realpath(os.path.join(prefix, "nvvm")), "nvvm"))
     components = {
-        "cuda_nvcc": write_component(redist, "cuda_nvcc", nvcc_version, nvcc_parts),
+        "cuda_nvcc": write_component(redist, "cuda_nvcc", nvcc_version, nvcc_parts, preset),
         "cuda_cudart": write_component(redist, "cuda_cudart", nvcc_version,
-                                       [(include, "include")] + runtime_libs),
+                                       [(include, "include")] + runtime_libs, preset),
     }
     write_manifest(mirror, "cuda", release, components)
     return True

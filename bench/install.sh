@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# bench/run install: `cudaenv install` from a local HTTP mirror against the floor of the same
+# work done with standard tools: every archive fetched with curl, piped through sha256sum and
+# `tar -xJ`, all archives in parallel; and the best serial pipeline. Prints the ratios.
+# The mirror is this machine's own CUDA toolkit packed as NVIDIA packs its redist archives
+# (xz default preset), cached in the build directory.
+set -euo pipefail
+build_dir=$1
+cudaenv="$build_dir/src/cudaenv"
+work="$build_dir/bench-install"
+mirror="$work/mirror"
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+nvcc=$(command -v nvcc || true)
+if [[ -z "$nvcc" ]]; then echo "bench install: no nvcc on PATH to pack; skipped"; exit 0; fi
+nvcc_version=$("$nvcc" --version | sed -n 's/.*release \([0-9.]*\), V\([0-9.]*\).*/\2/p')
+release="$(echo "$nvcc_version" | cut -d. -f1,2).0"
+manifest="$mirror/cuda/redist/redistrib_$release.json"
+if [[ ! -f "$manifest" ]]; then
+  echo "packing the local toolkit into $mirror (once; xz default preset)..."
+  rm -rf "$mirror"
+  PYTHONPATH="$repo/tests/cli" python3 -c "
+import repack, sys
+sys.exit(0 if repack.pack_system_toolkit(repack.toolkit_prefix_of('$nvcc'), '$mirror', '$release', '$nvcc_version', preset=6) else 1)"
+fi
+
+faults=$(mktemp -d)/faults.json
+echo '{}' > "$faults"
+coproc server { python3 "$repo/tests/cli/mirror_server.py" "$mirror" "$faults"; }
+read -r port <&"${server[0]}"
+trap 'kill $server_PID 2>/dev/null || true' EXIT
+base="http://127.0.0.1:$port"
+
+mapfile -t urls < <(python3 -c "
+import json
+m = json.load(open('$manifest'))
+for k, v in m.items():
+    if isinstance(v, dict) and 'linux-x86_64' in v: print('$base/cuda/redist/' + v['linux-x86_64']['relative_path'])")
+bytes=$(python3 -c "
+import json
+m = json.load(open('$manifest'))
+print(sum(int(v['linux-x86_64']['size']) for v in m.values() if isinstance(v, dict) and 'linux-x86_64' in v))")
+jobs=$(nproc)
+
+now() { date +%s%N; }
+ms() { echo $(( ($2 - $1) / 1000000 )); }
+
+pipeline() {  # one archive: download | hash | unpack, bytes flowing once
+  local url=$1 dir=$2
+  mkdir -p "$dir"
+  curl -sf "$url" | tee >(sha256sum > "$dir.sha256") | tar -xJ -C "$dir" --strip-components=1
+}
+export -f pipeline
+
+run_floor() {  # $1: parallelism
+  local out="$work/floor"
+  rm -rf "$out"; mkdir -p "$out"
+  local start end
+  start=$(now)
+  printf '%s\n' "${urls[@]}" | xargs -P "$1" -I{} bash -c 'pipeline "$1" "$2/$(basename "$1")"' _ {} "$out"
+  end=$(now)
+  ms "$start" "$end"
+}
+
+run_cudaenv() {
+  local root="$work/root"
+  rm -rf "$root"
+  local start end
+  start=$(now)
+  CUDAENV_ROOT="$root" "$cudaenv" install "$release" --mirror "$base" --jobs "$jobs" >/dev/null
+  end=$(now)
+  ms "$start" "$end"
+}
+
+median3() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+
+echo "== install: $release, ${#urls[@]} archives, $((bytes / 1000000)) MB of xz, $jobs cores, mirror on 127.0.0.1"
+floor=$(median3 "$(run_floor "$jobs")" "$(run_floor "$jobs")" "$(run_floor "$jobs")")
+serial=$(median3 "$(run_floor 1)" "$(run_floor 1)" "$(run_floor 1)")
+ours=$(median3 "$(run_cudaenv)" "$(run_cudaenv)" "$(run_cudaenv)")
+printf '%-58s %8s ms\n' "curl | sha256sum | tar -xJ, all archives in parallel" "$floor"
+printf '%-58s %8s ms\n' "the same, one archive after another (serial)" "$serial"
+printf '%-58s %8s ms\n' "cudaenv install --jobs $jobs (cold cache)" "$ours"
+awk -v o="$ours" -v f="$floor" -v s="$serial" -v j="$jobs" 'BEGIN {
+  printf "ratios: cudaenv / parallel floor = %.2f (target <= 1.15); cudaenv / (serial / %d cores) = %.2f (target <= 1.00)\n",
+    o / f, j, o / (s / j) }'
