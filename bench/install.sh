@@ -2,13 +2,13 @@
 # bench/run install: `cudaenv install` from a local HTTP mirror against the floor of the same
 # work done with standard tools: every archive fetched with curl, piped through sha256sum and
 # `tar -xJ`, all archives in parallel; and the best serial pipeline. Prints the ratios.
-# The mirror is this machine's own CUDA toolkit packed as NVIDIA packs its redist archives
-# (xz default preset), cached in the build directory.
+# The mirror is this machine's own CUDA toolkit (compiler, NVVM, runtime and the math libraries)
+# packed as NVIDIA packs its redist archives, cached in the build directory.
 set -euo pipefail
 build_dir=$1
 cudaenv="$build_dir/src/cudaenv"
 work="$build_dir/bench-install"
-mirror="$work/mirror"
+mirror="$work/mirror-split"
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 nvcc=$(command -v nvcc || true)
@@ -16,12 +16,52 @@ if [[ -z "$nvcc" ]]; then echo "bench install: no nvcc on PATH to pack; skipped"
 nvcc_version=$("$nvcc" --version | sed -n 's/.*release \([0-9.]*\), V\([0-9.]*\).*/\2/p')
 release="$(echo "$nvcc_version" | cut -d. -f1,2).0"
 manifest="$mirror/cuda/redist/redistrib_$release.json"
+prefix=$(dirname "$(dirname "$(readlink -f "$nvcc")")")
+libdir=$(readlink -f "$prefix/lib64")
+
+# One archive per component, split the way NVIDIA splits a toolkit, packed with xz's default
+# preset (multi-threaded packing only to save time; decoding stays one stream per archive).
+pack_component() {  # name, then paths relative to the prefix
+  local name=$1; shift
+  local top="$name-linux-x86_64-$nvcc_version-archive"
+  local out="$mirror/cuda/redist/$name/linux-x86_64/$top.tar.xz"
+  mkdir -p "$(dirname "$out")"
+  (cd "$prefix" && tar --transform "s,^,$top/," -cf - "$@") | xz -6 -T0 > "$out"
+  echo "$name $out"
+}
+
+pack_mirror() {
+  local lib=${libdir#"$prefix"/}
+  local list="$work/components.txt"
+  : > "$list"
+  pack_component cuda_nvcc bin >> "$list"
+  [[ -d "$prefix/nvvm" ]] && pack_component libnvvm nvvm >> "$list"
+  pack_component cuda_cudart include "$lib"/libcudart* "$lib"/libcudadevrt.a >> "$list"
+  local component pattern
+  for component in libcufft:libcufft libcurand:libcurand libcusparse:libcusparse cuda_nvrtc:libnvrtc \
+                   libnvjitlink:libnvJitLink cuda_cupti:libcupti libcublas:libcublas.so; do
+    pattern=${component#*:}
+    compgen -G "$libdir/$pattern*" >/dev/null || continue
+    pack_component "${component%%:*}" $(cd "$prefix" && ls -d "$lib/$pattern"*) >> "$list"
+  done
+  python3 - "$list" "$manifest" "$mirror" "$nvcc_version" "$release" <<'PY'
+import hashlib, json, os, sys
+listing, manifest, mirror, version, release = sys.argv[1:]
+doc = {"release_date": "2025-10-09", "release_label": release, "release_product": "cuda"}
+for line in open(listing):
+    name, path = line.split()
+    digest = hashlib.sha256(open(path, "rb").read()).hexdigest()
+    doc[name] = {"name": name, "license": "CUDA Toolkit", "version": version,
+                 "linux-x86_64": {"relative_path": os.path.relpath(path, f"{mirror}/cuda/redist"),
+                                  "sha256": digest, "md5": "", "size": str(os.path.getsize(path))}}
+json.dump(doc, open(manifest, "w"), indent=4)
+PY
+}
+
 if [[ ! -f "$manifest" ]]; then
-  echo "packing the local toolkit into $mirror (once; xz default preset)..."
+  echo "packing the local toolkit into $mirror (once)..."
   rm -rf "$mirror"
-  PYTHONPATH="$repo/tests/cli" python3 -c "
-import repack, sys
-sys.exit(0 if repack.pack_system_toolkit(repack.toolkit_prefix_of('$nvcc'), '$mirror', '$release', '$nvcc_version', preset=6) else 1)"
+  pack_mirror
 fi
 
 faults=$(mktemp -d)/faults.json

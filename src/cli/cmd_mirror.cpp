@@ -1,4 +1,5 @@
-// `cudaenv mirror create DIR --cuda VERSION [--cudnn VERSION] [--components ...] [--mirror UPSTREAM]`
+// `cudaenv mirror create DIR --cuda VERSION [--cudnn VERSION] [--components ...] [--mirror
+// UPSTREAM]`
 
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
@@ -10,15 +11,20 @@ namespace cudaenv::cli {
 
 namespace {
 
-Result<install::MirrorRelease> mirror_release(const std::string& product, const std::string& spec_text,
-                                              const std::string& components, const DownloadSetup& setup,
+Result<install::MirrorRelease> mirror_release(const std::string& product,
+                                              const std::string& spec_text,
+                                              const std::string& components,
+                                              const DownloadSetup& setup,
                                               const std::string& platform) {
   auto spec = VersionSpec::parse(spec_text);
-  if (!spec) return make_error(ErrorKind::usage, "--" + product + ": " + spec.error().message, spec.error().hint);
+  if (!spec)
+    return make_error(ErrorKind::usage, "--" + product + ": " + spec.error().message,
+                      spec.error().hint);
   auto version = choose_release(setup, product, *spec);
   if (!version) return version.error();
   std::string raw;
-  auto manifest = install::fetch_manifest(setup.mirror, product, *version, setup.store, setup.settings.fetch, &raw);
+  auto manifest = install::fetch_manifest(setup.mirror, product, *version, setup.store,
+                                          setup.settings.fetch, &raw);
   if (!manifest) return manifest.error();
   Result<std::vector<install::SelectedArchive>> archives =
       product == "cuda" ? install::select_cuda_components(*manifest, components, platform)
@@ -43,13 +49,15 @@ Status mirror_one(const MirrorOptions& options, const std::string& product, cons
                   const DownloadSetup& setup, const std::string& platform, Context& context) {
   auto release = mirror_release(product, spec, options.components, setup, platform);
   if (!release) return release.error();
-  install::InstallPlan shown{product, release->version.str(), platform, "", setup.mirror, {}, release->archives};
-  ProgressView progress(context.err, colour_wanted(2, context.env) || context.env.get("CUDAENV_PROGRESS"), shown);
-  auto status = install::create_mirror_release(options.directory, setup.mirror, *release, setup.settings, progress);
+  install::InstallPlan shown{product, release->version.str(), platform, "", setup.mirror,
+                             {},      release->archives};
+  ProgressView progress(context.err, progress_wanted(context.env), shown);
+  auto status = install::create_mirror_release(options.directory, setup.mirror, *release,
+                                               setup.settings, progress);
   progress.finish();
   if (!status) return status;
-  context.out << "mirrored " << product << " " << release->version.str() << " (" << release->archives.size()
-              << " archives) into " << options.directory << '\n';
+  context.out << "mirrored " << product << " " << release->version.str() << " ("
+              << release->archives.size() << " archives) into " << options.directory << '\n';
   return Ok{};
 }
 
@@ -59,15 +67,21 @@ Status run_mirror_create(const MirrorOptions& options, Context& context) {
   auto platform = install::detect_platform(context.sysroot);
   if (!platform) return platform.error();
   if (options.cuda.empty() && options.cudnn.empty()) {
-    return make_error(ErrorKind::usage, "mirror create: nothing to mirror", "name --cuda VERSION and/or --cudnn VERSION");
+    return make_error(ErrorKind::usage, "mirror create: nothing to mirror",
+                      "name --cuda VERSION and/or --cudnn VERSION");
   }
   if (!options.cuda.empty()) {
-    if (auto status = mirror_one(options, "cuda", options.cuda, *setup, *platform, context); !status) return status;
+    if (auto status = mirror_one(options, "cuda", options.cuda, *setup, *platform, context);
+        !status)
+      return status;
   }
   if (!options.cudnn.empty()) {
-    if (auto status = mirror_one(options, "cudnn", options.cudnn, *setup, *platform, context); !status) return status;
+    if (auto status = mirror_one(options, "cudnn", options.cudnn, *setup, *platform, context);
+        !status)
+      return status;
   }
-  context.out << "serve it with any web server and install with: cudaenv install VERSION --mirror <its URL>\n";
+  context.out << "serve it with any web server and install with: cudaenv install VERSION --mirror "
+                 "<its URL>\n";
   return Ok{};
 }
 
@@ -75,15 +89,21 @@ Status run_mirror_create(const MirrorOptions& options, Context& context) {
 
 void add_mirror_command(CLI::App& app, Context& context, Outcome& outcome) {
   auto options = std::make_shared<MirrorOptions>();
-  auto* mirror = app.add_subcommand("mirror", "Build a mirror for machines without internet access");
+  auto* mirror =
+      app.add_subcommand("mirror", "Build a mirror for machines without internet access");
   mirror->require_subcommand(1);
   auto* create = mirror->add_subcommand("create", "Download releases into DIR in NVIDIA's layout");
-  create->add_option("DIR", options->directory, "Directory to fill (a web server serves it as the mirror)")->required();
+  create
+      ->add_option("DIR", options->directory,
+                   "Directory to fill (a web server serves it as the mirror)")
+      ->required();
   create->add_option("--cuda", options->cuda, "CUDA release to mirror (a version spec)");
   create->add_option("--cudnn", options->cudnn, "cuDNN release to mirror (a version spec)");
-  create->add_option("--components", options->components, "minimal, full (default) or a comma-separated list");
+  create->add_option("--components", options->components,
+                     "minimal, full (default) or a comma-separated list");
   add_download_flags(*create, options->download);
-  create->callback([options, &context, &outcome] { outcome.status = run_mirror_create(*options, context); });
+  create->callback(
+      [options, &context, &outcome] { outcome.status = run_mirror_create(*options, context); });
 }
 
 }  // namespace cudaenv::cli

@@ -22,30 +22,35 @@ json installed_json(const std::vector<install::Installed>& items) {
     if (item.receipt) {
       for (const auto& c : item.receipt->components) components.push_back(c.name);
     }
-    list.push_back({{"version", item.version.str()},
-                    {"path", item.path.string()},
-                    {"variant", item.receipt ? json(item.receipt->variant) : json(nullptr)},
-                    {"installed_at", item.receipt ? json(item.receipt->installed_at) : json(nullptr)},
-                    {"mirror", item.receipt ? json(item.receipt->mirror) : json(nullptr)},
-                    {"components", components}});
+    list.push_back(
+        {{"version", item.version.str()},
+         {"path", item.path.string()},
+         {"variant", item.receipt ? json(item.receipt->variant) : json(nullptr)},
+         {"installed_at", item.receipt ? json(item.receipt->installed_at) : json(nullptr)},
+         {"mirror", item.receipt ? json(item.receipt->mirror) : json(nullptr)},
+         {"components", components}});
   }
   return list;
 }
 
 std::vector<probe::ToolkitFacts> system_toolkits(Context& context) {
-  auto found = probe::probe_toolkits({context.sysroot, context.runner, context.env, paths::data_root(context.env)});
+  auto found = probe::probe_toolkits(
+      {context.sysroot, context.runner, context.env, paths::data_root(context.env)});
   std::erase_if(found, [](const auto& t) {
-    return std::find(t.origins.begin(), t.origins.end(), probe::ToolkitOrigin::cudaenv) != t.origins.end();
+    return std::find(t.origins.begin(), t.origins.end(), probe::ToolkitOrigin::cudaenv) !=
+           t.origins.end();
   });
   return found;
 }
 
-void print_installed(const std::vector<install::Installed>& items, const char* label, Context& context) {
+void print_installed(const std::vector<install::Installed>& items, const char* label,
+                     Context& context) {
   context.out << styled(label, Tone::heading, context.colour) << '\n';
   if (items.empty()) context.out << "  (none)\n";
   for (const auto& item : items) {
     context.out << "  " << item.version.str();
-    if (item.receipt && !item.receipt->variant.empty()) context.out << " (" << item.receipt->variant << ")";
+    if (item.receipt && !item.receipt->variant.empty())
+      context.out << " (" << item.receipt->variant << ")";
     context.out << "  " << styled(item.path.string(), Tone::dim, context.colour) << '\n';
   }
 }
@@ -58,9 +63,13 @@ Status run_list(const StoreOptions& options, Context& context) {
   if (options.json) {
     json found = json::array();
     for (const auto& t : system) {
-      found.push_back({{"version", t.version ? json(t.version->str()) : json(nullptr)}, {"path", t.path}});
+      found.push_back(
+          {{"version", t.version ? json(t.version->str()) : json(nullptr)}, {"path", t.path}});
     }
-    context.out << json{{"installed", installed_json(toolkits)}, {"cudnn", installed_json(cudnn)}, {"system", found}}.dump(2)
+    context.out << json{{"installed", installed_json(toolkits)},
+                        {"cudnn", installed_json(cudnn)},
+                        {"system", found}}
+                       .dump(2)
                 << '\n';
     return Ok{};
   }
@@ -69,7 +78,8 @@ Status run_list(const StoreOptions& options, Context& context) {
   context.out << styled("Found on the system", Tone::heading, context.colour) << '\n';
   if (system.empty()) context.out << "  (none)\n";
   for (const auto& t : system) {
-    context.out << "  " << (t.version ? t.version->str() : "?") << "  " << styled(t.path, Tone::dim, context.colour) << '\n';
+    context.out << "  " << (t.version ? t.version->str() : "?") << "  "
+                << styled(t.path, Tone::dim, context.colour) << '\n';
   }
   return Ok{};
 }
@@ -80,18 +90,24 @@ Status run_list_remote(const StoreOptions& options, Context& context) {
   const std::string product = options.cudnn ? "cudnn" : "cuda";
   auto versions = install::list_remote_versions(setup->mirror, product, setup->settings.fetch);
   if (!versions) return versions.error();
-  const auto installed = options.cudnn ? install::installed_cudnn(setup->store) : install::installed_toolkits(setup->store);
+  const auto installed = options.cudnn ? install::installed_cudnn(setup->store)
+                                       : install::installed_toolkits(setup->store);
   const auto is_installed = [&](const Version& v) {
-    return std::any_of(installed.begin(), installed.end(), [&](const auto& i) { return i.version == v; });
+    return std::any_of(installed.begin(), installed.end(),
+                       [&](const auto& i) { return i.version == v; });
   };
   if (options.json) {
     json list = json::array();
-    for (const auto& v : *versions) list.push_back({{"version", v.str()}, {"installed", is_installed(v)}});
-    context.out << json{{"mirror", setup->mirror}, {"product", product}, {"versions", list}}.dump(2) << '\n';
+    for (const auto& v : *versions)
+      list.push_back({{"version", v.str()}, {"installed", is_installed(v)}});
+    context.out << json{{"mirror", setup->mirror}, {"product", product}, {"versions", list}}.dump(2)
+                << '\n';
     return Ok{};
   }
   for (const auto& v : *versions) {
-    context.out << v.str() << (is_installed(v) ? styled("  (installed)", Tone::good, context.colour) : "") << '\n';
+    context.out << v.str()
+                << (is_installed(v) ? styled("  (installed)", Tone::good, context.colour) : "")
+                << '\n';
   }
   return Ok{};
 }
@@ -114,21 +130,27 @@ Status run_uninstall(const StoreOptions& options, Context& context) {
 
 void add_store_commands(CLI::App& app, Context& context, Outcome& outcome) {
   auto list = std::make_shared<StoreOptions>();
-  auto* list_command = app.add_subcommand("list", "Installed toolkits and cuDNN, and toolkits found on the system");
+  auto* list_command =
+      app.add_subcommand("list", "Installed toolkits and cuDNN, and toolkits found on the system");
   list_command->add_flag("--json", list->json, "Print the list as JSON");
   list_command->callback([list, &context, &outcome] { outcome.status = run_list(*list, context); });
 
   auto remote = std::make_shared<StoreOptions>();
-  auto* remote_command = app.add_subcommand("list-remote", "Releases the mirror offers, newest first");
-  remote_command->add_flag("--cudnn", remote->cudnn, "List cuDNN releases instead of CUDA toolkits");
+  auto* remote_command =
+      app.add_subcommand("list-remote", "Releases the mirror offers, newest first");
+  remote_command->add_flag("--cudnn", remote->cudnn,
+                           "List cuDNN releases instead of CUDA toolkits");
   remote_command->add_flag("--json", remote->json, "Print the list as JSON");
   add_download_flags(*remote_command, remote->download);
-  remote_command->callback([remote, &context, &outcome] { outcome.status = run_list_remote(*remote, context); });
+  remote_command->callback(
+      [remote, &context, &outcome] { outcome.status = run_list_remote(*remote, context); });
 
   auto uninstall = std::make_shared<StoreOptions>();
   auto* uninstall_command = app.add_subcommand("uninstall", "Remove an installed toolkit");
-  uninstall_command->add_option("VERSION", uninstall->version, "The installed version, e.g. 12.4.1")->required();
-  uninstall_command->callback([uninstall, &context, &outcome] { outcome.status = run_uninstall(*uninstall, context); });
+  uninstall_command->add_option("VERSION", uninstall->version, "The installed version, e.g. 12.4.1")
+      ->required();
+  uninstall_command->callback(
+      [uninstall, &context, &outcome] { outcome.status = run_uninstall(*uninstall, context); });
 }
 
 }  // namespace cudaenv::cli

@@ -8,11 +8,35 @@
 
 namespace cudaenv::cli {
 
+namespace {
+
+// A whole number >= `least` from the environment, or nullopt when the variable is unset.
+Result<std::optional<int>> positive_setting(const Context& context, const std::string& name,
+                                            int least) {
+  const auto text = context.env.get_nonempty(name);
+  if (!text) return std::optional<int>{};
+  const auto value = text::parse_integer(*text);
+  if (!value || *value < least || *value > 1000000) {
+    return make_error(
+        ErrorKind::usage,
+        name + ": \"" + *text + "\" is not a whole number >= " + std::to_string(least),
+        "set " + name + " to a number such as " + std::to_string(std::max(least, 1) * 5) +
+            ", or unset it for the default");
+  }
+  return std::optional<int>(static_cast<int>(*value));
+}
+
+}  // namespace
+
 void add_download_flags(CLI::App& command, DownloadFlags& flags) {
-  command.add_option("--mirror", flags.mirror, "Base URL of a mirror in NVIDIA's layout (http://, https://, file://)");
-  command.add_option("--jobs,-j", flags.jobs, "Parallel downloads (default: the number of cores, at least 4)");
-  command.add_option("--ca-bundle", flags.ca_bundle, "Extra trusted CA certificates (PEM) for a mirror behind a corporate CA");
-  command.add_option("--stall-timeout", flags.stall_timeout, "Seconds a transfer may stall before it is retried (default 30)");
+  command.add_option("--mirror", flags.mirror,
+                     "Base URL of a mirror in NVIDIA's layout (http://, https://, file://)");
+  command.add_option("--jobs,-j", flags.jobs,
+                     "Parallel downloads (default: the number of cores, at least 4)");
+  command.add_option("--ca-bundle", flags.ca_bundle,
+                     "Extra trusted CA certificates (PEM) for a mirror behind a corporate CA");
+  command.add_option("--stall-timeout", flags.stall_timeout,
+                     "Seconds a transfer may stall before it is retried (default 30)");
 }
 
 Result<DownloadSetup> download_setup(const DownloadFlags& flags, const Context& context) {
@@ -26,14 +50,25 @@ Result<DownloadSetup> download_setup(const DownloadFlags& flags, const Context& 
   if (mirror.empty()) mirror = setup.config.mirror.value_or(install::nvidia_base_url);
   setup.mirror = install::normalize_mirror(mirror);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  setup.settings.jobs = flags.jobs > 0 ? flags.jobs : setup.config.jobs.value_or(std::max(4, cores));
-  setup.settings.fetch.ca_bundle = !flags.ca_bundle.empty() ? flags.ca_bundle : setup.config.ca_bundle.value_or("");
-  const int stall = flags.stall_timeout > 0 ? flags.stall_timeout : setup.config.stall_timeout.value_or(30);
+  setup.settings.jobs =
+      flags.jobs > 0 ? flags.jobs : setup.config.jobs.value_or(std::max(4, cores));
+  setup.settings.fetch.ca_bundle =
+      !flags.ca_bundle.empty() ? flags.ca_bundle : setup.config.ca_bundle.value_or("");
+  const int stall =
+      flags.stall_timeout > 0 ? flags.stall_timeout : setup.config.stall_timeout.value_or(30);
   setup.settings.fetch.stall_timeout = std::chrono::seconds(stall);
+  // Retry settings for very flaky links (and for tests): attempts per transfer, first wait.
+  auto attempts = positive_setting(context, "CUDAENV_HTTP_ATTEMPTS", 1);
+  if (!attempts) return attempts.error();
+  if (*attempts) setup.settings.fetch.max_attempts = **attempts;
+  auto backoff = positive_setting(context, "CUDAENV_HTTP_BACKOFF_MS", 0);
+  if (!backoff) return backoff.error();
+  if (*backoff) setup.settings.fetch.first_backoff = std::chrono::milliseconds(**backoff);
   return setup;
 }
 
-Result<Version> choose_release(const DownloadSetup& setup, const std::string& product, const VersionSpec& spec) {
+Result<Version> choose_release(const DownloadSetup& setup, const std::string& product,
+                               const VersionSpec& spec) {
   auto offered = install::list_remote_versions(setup.mirror, product, setup.settings.fetch);
   if (!offered) {
     // No index (some mirrors serve files only): an exact release can still be fetched by name.
@@ -45,9 +80,10 @@ Result<Version> choose_release(const DownloadSetup& setup, const std::string& pr
   if (auto best = spec.best_match(*offered)) return *best;
   std::vector<std::string> newest;
   for (size_t i = 0; i < offered->size() && i < 6; ++i) newest.push_back((*offered)[i].str());
-  return make_error(ErrorKind::not_found,
-                    "no " + product + " release matching \"" + spec.str() + "\" on " + setup.mirror,
-                    "newest offered: " + text::join(newest, ", ") + " ('cudaenv list-remote' lists all)");
+  return make_error(
+      ErrorKind::not_found,
+      "no " + product + " release matching \"" + spec.str() + "\" on " + setup.mirror,
+      "newest offered: " + text::join(newest, ", ") + " ('cudaenv list-remote' lists all)");
 }
 
 }  // namespace cudaenv::cli

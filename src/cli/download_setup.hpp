@@ -2,8 +2,9 @@
 // What every command that talks to a mirror shares: the flags, the mirror chosen from
 // --mirror / CUDAENV_MIRROR / config / NVIDIA's, the download settings, and picking a release.
 
-#include <CLI/CLI.hpp>
 #include <string>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/context.hpp"
 #include "install/installer.hpp"
@@ -31,6 +32,7 @@ Result<DownloadSetup> download_setup(const DownloadFlags& flags, const Context& 
 
 // The newest release of `product` on the mirror matching `spec`. When the mirror has no directory
 // index, an exact version (12.4.1) is still tried directly.
-Result<Version> choose_release(const DownloadSetup& setup, const std::string& product, const VersionSpec& spec);
+Result<Version> choose_release(const DownloadSetup& setup, const std::string& product,
+                               const VersionSpec& spec);
 
 }  // namespace cudaenv::cli

@@ -21,7 +21,8 @@ std::string percent(std::uint64_t done, std::uint64_t total) {
 std::string eta(double seconds) {
   if (seconds < 0 || seconds > 24 * 3600) return "--:--";
   char buffer[16];
-  std::snprintf(buffer, sizeof buffer, "%02d:%02d", static_cast<int>(seconds) / 60, static_cast<int>(seconds) % 60);
+  std::snprintf(buffer, sizeof buffer, "%02d:%02d", static_cast<int>(seconds) / 60,
+                static_cast<int>(seconds) % 60);
   return buffer;
 }
 
@@ -84,9 +85,11 @@ void ProgressView::redraw_locked(bool force) {
   const auto total = std::accumulate(totals_.begin(), totals_.end(), std::uint64_t{0});
   const double seconds = std::chrono::duration<double>(now - start_).count();
   const double rate = seconds > 0 ? static_cast<double>(done) / seconds : 0;
-  const double remaining = rate > 0 ? static_cast<double>(total - std::min(done, total)) / rate : -1;
-  err_ << "\033[2K  total " << percent(done, total) << " " << human_bytes(done) << " / " << human_bytes(total)
-       << "  " << human_bytes(static_cast<unsigned long long>(rate)) << "/s  ETA " << eta(remaining) << "\n"
+  const double remaining =
+      rate > 0 ? static_cast<double>(total - std::min(done, total)) / rate : -1;
+  err_ << "\033[2K  total " << percent(done, total) << " " << human_bytes(done) << " / "
+       << human_bytes(total) << "  " << human_bytes(static_cast<unsigned long long>(rate))
+       << "/s  ETA " << eta(remaining) << "\n"
        << std::flush;
   lines_drawn_ = names_.size() + 1;
 }

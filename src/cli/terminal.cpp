@@ -13,6 +13,12 @@ bool colour_wanted(int fd, const Environment& env) {
   return ::isatty(fd) == 1 && (!term || *term != "dumb");
 }
 
+bool progress_wanted(const Environment& env) {
+  if (const auto forced = env.get("CUDAENV_PROGRESS")) return *forced == "1";
+  const auto term = env.get("TERM");
+  return ::isatty(2) == 1 && (!term || *term != "dumb");
+}
+
 std::string styled(std::string_view text, Tone tone, bool colour) {
   if (!colour || tone == Tone::plain) return std::string(text);
   const char* code = "";

@@ -11,6 +11,10 @@ namespace cudaenv::cli {
 // Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org).
 bool colour_wanted(int fd, const Environment& env);
 
+// Live progress on stderr: only on a terminal (TERM not "dumb"), or when CUDAENV_PROGRESS=1
+// forces it (tests, logs that want it); CUDAENV_PROGRESS=0 turns it off.
+bool progress_wanted(const Environment& env);
+
 enum class Tone { plain, heading, good, warn, bad, dim };
 std::string styled(std::string_view text, Tone tone, bool colour);
 

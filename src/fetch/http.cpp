@@ -1,7 +1,7 @@
 #include "fetch/http.hpp"
 
-#include <curl/curl.h>
-#include <openssl/evp.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <array>
 #include <atomic>
@@ -10,6 +10,10 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+
+#include <curl/curl.h>
+#include <openssl/evp.h>
+#include <sys/file.h>
 
 namespace cudaenv::fetch {
 
@@ -53,7 +57,8 @@ Error transfer_error(CURLcode code, long http_status, const std::string& url, co
   std::string message = url + ": " + curl_easy_strerror(code);
   if (detail != nullptr && detail[0] != '\0') message += " (" + std::string(detail) + ")";
   std::string hint = "check the network and the mirror URL";
-  if (code == CURLE_COULDNT_RESOLVE_HOST) hint = "the host name does not resolve: check DNS or the mirror URL";
+  if (code == CURLE_COULDNT_RESOLVE_HOST)
+    hint = "the host name does not resolve: check DNS or the mirror URL";
   if (code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE) {
     hint = "the server's certificate is not trusted: pass --ca-bundle FILE for a corporate CA";
   }
@@ -63,14 +68,16 @@ Error transfer_error(CURLcode code, long http_status, const std::string& url, co
   return make_error(ErrorKind::network, message, hint);
 }
 
-void apply_common_options(CURL* easy, const std::string& url, const FetchOptions& options, char* error_buffer) {
+void apply_common_options(CURL* easy, const std::string& url, const FetchOptions& options,
+                          char* error_buffer) {
   curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
   curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
   curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 10L);
   curl_easy_setopt(easy, CURLOPT_FAILONERROR, 1L);
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(easy, CURLOPT_USERAGENT, "cudaenv");
-  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT, static_cast<long>(options.connect_timeout.count()));
+  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT,
+                   static_cast<long>(options.connect_timeout.count()));
   curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, stall_speed_bytes);
   curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options.stall_timeout.count()));
   curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
@@ -114,7 +121,8 @@ class Sha256 {
 
 }  // namespace
 
-Result<std::string> fetch_text(const std::string& url, const FetchOptions& options) {
+Result<std::string> fetch_text(const std::string& url, const FetchOptions& options,
+                               long* http_status) {
   global_init();
   auto backoff = options.first_backoff;
   for (int attempt = 1;; ++attempt) {
@@ -128,6 +136,7 @@ Result<std::string> fetch_text(const std::string& url, const FetchOptions& optio
     long status = 0;
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_cleanup(easy);
+    if (http_status != nullptr) *http_status = status;
     if (code == CURLE_OK) return body;
     if (!is_transient(code, status) || attempt >= options.max_attempts) {
       return transfer_error(code, status, url, error_buffer.data());
@@ -147,8 +156,11 @@ struct ResumableStream::State {
   std::ifstream replay;
   bool replaying = false;
   std::FILE* out = nullptr;
-  std::uint64_t offset = 0;   // bytes handed to the reader, all of them in the cache file
-  std::uint64_t skip = 0;     // bytes to drop: a server that ignored the Range header resends them
+  int lock_fd = -1;
+  std::uint64_t offset = 0;  // bytes handed to the reader, all of them in the cache file
+  std::uint64_t skip = 0;    // bytes to drop: a server that ignored the Range header resends them
+  std::uint64_t transfer_start = 0;                 // offset the current transfer asked for
+  std::chrono::steady_clock::time_point last_data;  // when the current transfer last sent bytes
   std::string pending;
   std::string delivered;
   CURLM* multi = nullptr;
@@ -157,12 +169,15 @@ struct ResumableStream::State {
   int attempts = 0;
   std::chrono::milliseconds backoff{0};
   std::atomic<bool> cancelled{false};
+  // The transfer failed for good; reported once `pending` is delivered.
+  std::optional<Error> failed;
   std::array<char, CURL_ERROR_SIZE> error_buffer{};
 
   ~State() {
     stop_transfer();
     if (multi != nullptr) curl_multi_cleanup(multi);
     if (out != nullptr) std::fclose(out);
+    if (lock_fd >= 0) ::close(lock_fd);  // releases the lock
   }
 
   void stop_transfer() {
@@ -175,6 +190,7 @@ struct ResumableStream::State {
   static size_t on_data(char* data, size_t size, size_t count, void* user) {
     auto* self = static_cast<State*>(user);
     std::string_view bytes(data, size * count);
+    if (!bytes.empty()) self->last_data = std::chrono::steady_clock::now();
     if (self->skip > 0) {
       const auto dropped = std::min<std::uint64_t>(self->skip, bytes.size());
       bytes.remove_prefix(dropped);
@@ -190,7 +206,8 @@ struct ResumableStream::State {
     std::string_view line(data, size * count);
     if (line.starts_with("HTTP/")) {
       self->skip = 0;
-      if (self->offset > 0 && line.find(" 200") != std::string_view::npos) self->skip = self->offset;
+      if (self->offset > 0 && line.find(" 200") != std::string_view::npos)
+        self->skip = self->offset;
     }
     return size * count;
   }
@@ -202,20 +219,38 @@ struct ResumableStream::State {
     curl_easy_setopt(easy, CURLOPT_WRITEDATA, this);
     curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &State::on_header);
     curl_easy_setopt(easy, CURLOPT_HEADERDATA, this);
-    curl_easy_setopt(easy, CURLOPT_RESUME_FROM_LARGE, static_cast<curl_off_t>(offset));
+    // A Range header, not CURLOPT_RESUME_FROM: with that, libcurl fails a 200 answer ("cannot
+    // resume") and a partial download behind a server that ignores ranges could never finish;
+    // on_header copes with a 200 by dropping the bytes already held.
+    const auto range = std::to_string(offset) + "-";
+    curl_easy_setopt(easy, CURLOPT_RANGE, offset > 0 ? range.c_str() : nullptr);
     skip = 0;
+    transfer_start = offset;
+    last_data = std::chrono::steady_clock::now();
     curl_multi_add_handle(multi, easy);
   }
 
-  // Runs the transfer until bytes are pending, it ends, or it fails for good.
+  // Runs the transfer until bytes are pending, it ends, or it fails for good. Bytes that came
+  // with the failure are delivered (and cached) first, so the next run resumes after them.
   Status pump() {
     while (pending.empty() && !finished) {
+      if (failed) return *failed;
       if (cancelled) return make_error(ErrorKind::failure, url + ": cancelled");
       if (easy == nullptr) start_transfer();
       int running = 0;
       curl_multi_perform(multi, &running);
       if (auto done = finished_transfer(); done) {
-        if (!*done) return *done;
+        if (!*done) failed = done->error();
+        continue;
+      }
+      // libcurl's low-speed check averages over several seconds; a connection that went silent
+      // is caught here, after the stall timeout without a single byte.
+      if (pending.empty() && std::chrono::steady_clock::now() - last_data > options.stall_timeout) {
+        const auto silent = "no data for " + std::to_string(options.stall_timeout.count()) + " s";
+        stop_transfer();
+        if (auto retried = retry_or_fail(CURLE_OPERATION_TIMEDOUT, 0, silent); !retried) {
+          failed = retried.error();
+        }
         continue;
       }
       if (pending.empty()) curl_multi_poll(multi, nullptr, 0, 200, nullptr);
@@ -239,13 +274,23 @@ struct ResumableStream::State {
       finished = true;
       return Status(Ok{});
     }
-    if (!pending.empty()) attempts = 0;  // progress was made: this is a new failure
+    return retry_or_fail(code, status, detail);
+  }
+
+  // After a failed transfer: wait and let the next pump() ask for the rest, or give up.
+  Status retry_or_fail(CURLcode code, long status, const std::string& detail) {
+    // Progress was made (bytes delivered since the transfer started, or still pending): this
+    // is a new failure, not one more of the same, so a long download survives many drops.
+    if (offset + pending.size() > transfer_start) {
+      attempts = 0;
+      backoff = std::chrono::milliseconds(0);
+    }
     if (!is_transient(code, status) || ++attempts >= options.max_attempts) {
-      return Status(transfer_error(code, status, url, detail.c_str()));
+      return transfer_error(code, status, url, detail.c_str());
     }
     backoff = backoff.count() == 0 ? options.first_backoff : backoff * 2;
     std::this_thread::sleep_for(backoff);
-    return Status(Ok{});
+    return Ok{};
   }
 
   Result<std::string_view> deliver_pending() {
@@ -279,6 +324,13 @@ struct ResumableStream::State {
   Status open_cache() {
     std::error_code ec;
     fs::create_directories(cache_path.parent_path(), ec);
+    // Installs of different versions can share an archive: one process at a time appends to a
+    // cache file; the next one then replays it whole.
+    if (options.lock_cache_file) {
+      const auto lock_path = cache_path.string() + ".lock";
+      lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+      if (lock_fd >= 0) ::flock(lock_fd, LOCK_EX);
+    }
     const auto existing = fs::exists(cache_path, ec) ? fs::file_size(cache_path, ec) : 0;
     if (expected > 0 && existing > expected) fs::remove(cache_path, ec);  // not a prefix of it
     if (fs::exists(cache_path, ec)) {

@@ -19,14 +19,20 @@ struct FetchOptions {
   std::chrono::seconds connect_timeout{20};
   // A transfer slower than 1 KiB/s for this long counts as stalled and is retried.
   std::chrono::seconds stall_timeout{30};
-  int max_attempts = 5;  // per transfer, counting the first
+  int max_attempts = 5;                          // per transfer, counting the first
   std::chrono::milliseconds first_backoff{500};  // doubled after each failed attempt
-  std::string ca_bundle;  // PEM file of extra trust roots (corporate mirrors); TLS is always verified
+  // PEM file of extra trust roots (corporate mirrors); TLS is always verified.
+  std::string ca_bundle;
+  // Take turns with other processes on the cache file (through "<file>.lock" beside it): for
+  // download caches that installs of different versions share.
+  bool lock_cache_file = false;
 };
 
 // GETs a whole document (a manifest, a directory index). Errors are ErrorKind::network with the
-// URL named; a 404 says "not found on the mirror".
-Result<std::string> fetch_text(const std::string& url, const FetchOptions& options);
+// URL named; a 404 says "not found on the mirror". `http_status`, when given, receives the last
+// HTTP status (0 when there was none).
+Result<std::string> fetch_text(const std::string& url, const FetchOptions& options,
+                               long* http_status = nullptr);
 
 // Bytes received so far, and the total when known.
 using ProgressFn = std::function<void(std::uint64_t done, std::uint64_t total)>;

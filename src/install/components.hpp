@@ -22,13 +22,13 @@ struct SelectedArchive {
 // preset: "minimal" (compiler, runtime, headers, and nvvm/crt where shipped apart), "full" (every
 // toolkit component for the platform, without driver-side packages), or a comma-separated list.
 // An unknown component in a list is a usage error naming the ones the release has.
-Result<std::vector<SelectedArchive>> select_cuda_components(const manifest::RedistManifest& manifest,
-                                                            const std::string& preset,
-                                                            const std::string& platform);
+Result<std::vector<SelectedArchive>> select_cuda_components(
+    const manifest::RedistManifest& manifest, const std::string& preset,
+    const std::string& platform);
 
 // Every cuDNN component for the platform and CUDA major ("cuda12").
-Result<std::vector<SelectedArchive>> select_cudnn_components(const manifest::RedistManifest& manifest,
-                                                             const std::string& platform,
-                                                             const std::string& variant);
+Result<std::vector<SelectedArchive>> select_cudnn_components(
+    const manifest::RedistManifest& manifest, const std::string& platform,
+    const std::string& variant);
 
 }  // namespace cudaenv::install

@@ -61,26 +61,31 @@ const char* special_type(mode_t type) {
 }
 
 Error unsafe(const ExtractOptions& options, std::string_view entry, const std::string& why) {
-  return make_error(ErrorKind::integrity,
-                    "unsafe entry in " + options.archive_name + ": " + std::string(entry) + " (" + why + ")",
-                    "the archive is corrupt or hostile; nothing was installed");
+  return make_error(
+      ErrorKind::integrity,
+      "unsafe entry in " + options.archive_name + ": " + std::string(entry) + " (" + why + ")",
+      "the archive is corrupt or hostile; nothing was installed");
 }
 
 // Checks one entry and rewrites its paths below the destination. nullopt: skip the entry.
-Result<std::optional<std::string>> place_entry(struct archive_entry* entry, const ExtractOptions& options) {
+Result<std::optional<std::string>> place_entry(struct archive_entry* entry,
+                                               const ExtractOptions& options) {
   const std::string original = archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "";
   if (auto why = unsafe_path_reason(original); !why.empty()) return unsafe(options, original, why);
-  if (const char* kind = special_type(archive_entry_filetype(entry))) return unsafe(options, original, kind);
+  if (const char* kind = special_type(archive_entry_filetype(entry)))
+    return unsafe(options, original, kind);
   std::string relative = strip_top(original);
   if (relative.empty()) return std::optional<std::string>{};
   if (relative.find('/') == std::string::npos && archive_entry_filetype(entry) == AE_IFREG) {
     relative = options.licenses_dir + "/" + options.component + "/" + relative;
   }
   if (const char* target = archive_entry_symlink(entry)) {
-    if (auto why = unsafe_link_reason(relative, target); !why.empty()) return unsafe(options, original, why);
+    if (auto why = unsafe_link_reason(relative, target); !why.empty())
+      return unsafe(options, original, why);
   }
   if (const char* hardlink = archive_entry_hardlink(entry)) {
-    if (auto why = unsafe_path_reason(hardlink); !why.empty()) return unsafe(options, original, "hard link: " + why);
+    if (auto why = unsafe_path_reason(hardlink); !why.empty())
+      return unsafe(options, original, "hard link: " + why);
     const auto inside = strip_top(hardlink);
     if (inside.empty()) return unsafe(options, original, "hard link to the top directory");
     archive_entry_copy_hardlink(entry, (options.destination / inside).c_str());
@@ -90,7 +95,8 @@ Result<std::optional<std::string>> place_entry(struct archive_entry* entry, cons
   return std::optional<std::string>{relative};
 }
 
-Status copy_data(struct archive* in, struct archive* out, const std::string& path, ExtractStats& stats) {
+Status copy_data(struct archive* in, struct archive* out, const std::string& path,
+                 ExtractStats& stats) {
   const void* block = nullptr;
   size_t size = 0;
   la_int64_t offset = 0;
@@ -98,10 +104,12 @@ Status copy_data(struct archive* in, struct archive* out, const std::string& pat
     const int rc = archive_read_data_block(in, &block, &size, &offset);
     if (rc == ARCHIVE_EOF) return Ok{};
     if (rc < ARCHIVE_WARN) {
-      return make_error(ErrorKind::integrity, "corrupt archive data at " + path + ": " + archive_error_string(in));
+      return make_error(ErrorKind::integrity,
+                        "corrupt archive data at " + path + ": " + archive_error_string(in));
     }
     if (archive_write_data_block(out, block, size, offset) < ARCHIVE_WARN) {
-      return make_error(ErrorKind::failure, "cannot write " + path + ": " + archive_error_string(out),
+      return make_error(ErrorKind::failure,
+                        "cannot write " + path + ": " + archive_error_string(out),
                         "free space in the cudaenv data root, then run the command again");
     }
     stats.bytes += size;
@@ -112,7 +120,8 @@ Error read_error(struct archive* in, const ReadContext& context, const ExtractOp
   if (context.source_error) return *context.source_error;
   const char* message = archive_error_string(in);
   return make_error(ErrorKind::integrity,
-                    options.archive_name + ": not a readable archive (" + (message ? message : "unknown error") + ")",
+                    options.archive_name + ": not a readable archive (" +
+                        (message ? message : "unknown error") + ")",
                     "the download is corrupt; run the command again to fetch it anew");
 }
 
@@ -130,9 +139,14 @@ std::string unsafe_path_reason(std::string_view path) {
 std::string unsafe_link_reason(std::string_view entry_path, std::string_view target) {
   if (target.empty()) return "empty link target";
   if (target.front() == '/') return "link to an absolute path";
-  // Walk the target from the link's directory; it may never climb above the destination.
+  // Walk the target from the link's directory; it may never climb above the destination. A ".."
+  // after a name climbs from wherever that name leads, and the name may be another link
+  // ("a/b" -> "..", then "a/b/../.." leaves the destination): ".." may only lead the target.
   auto depth = static_cast<long>(components_of(entry_path).size()) - 1;
+  bool descended = false;
   for (const auto& part : components_of(target)) {
+    if (part == ".." && descended) return "link target has .. after a name";
+    descended = descended || part != "..";
     depth += part == ".." ? -1 : 1;
     if (depth < 0) return "link points outside the install directory";
   }
@@ -147,7 +161,8 @@ Result<ExtractStats> extract(const ChunkSource& source, const ExtractOptions& op
   fs::create_directories(target.destination, ec);
   target.destination = fs::canonical(target.destination, ec);
   if (ec) {
-    return make_error(ErrorKind::failure, "cannot create " + options.destination.string() + ": " + ec.message());
+    return make_error(ErrorKind::failure,
+                      "cannot create " + options.destination.string() + ": " + ec.message());
   }
   ArchivePtr in(archive_read_new(), archive_read_free);
   archive_read_support_filter_all(in.get());
@@ -174,7 +189,8 @@ Result<ExtractStats> extract(const ChunkSource& source, const ExtractOptions& op
     if (!placed) return placed.error();
     if (!*placed) continue;
     if (archive_write_header(out.get(), entry) < ARCHIVE_WARN) {
-      return make_error(ErrorKind::failure, "cannot create " + **placed + ": " + archive_error_string(out.get()));
+      return make_error(ErrorKind::failure,
+                        "cannot create " + **placed + ": " + archive_error_string(out.get()));
     }
     if (archive_entry_size(entry) > 0) {
       if (auto copied = copy_data(in.get(), out.get(), **placed, stats); !copied) {
@@ -182,7 +198,8 @@ Result<ExtractStats> extract(const ChunkSource& source, const ExtractOptions& op
       }
     }
     if (archive_write_finish_entry(out.get()) < ARCHIVE_WARN) {
-      return make_error(ErrorKind::failure, "cannot finish " + **placed + ": " + archive_error_string(out.get()));
+      return make_error(ErrorKind::failure,
+                        "cannot finish " + **placed + ": " + archive_error_string(out.get()));
     }
     ++stats.entries;
   }

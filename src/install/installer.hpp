@@ -45,8 +45,8 @@ struct InstallSettings {
 
 enum class InstallOutcome { installed, already_installed };
 
-Result<InstallOutcome> run_install(const InstallPlan& plan, const Store& store, const InstallSettings& settings,
-                                   InstallObserver& observer);
+Result<InstallOutcome> run_install(const InstallPlan& plan, const Store& store,
+                                   const InstallSettings& settings, InstallObserver& observer);
 
 // Lays the prefix out like a toolkit: NVIDIA's archives ship lib/ while nvcc's profile links
 // against lib64/, so whichever is missing becomes a link to the other.

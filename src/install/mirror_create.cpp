@@ -3,10 +3,11 @@
 #include <atomic>
 #include <fstream>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "install/remote.hpp"
 
@@ -16,7 +17,8 @@ namespace {
 
 Status write_filtered_manifest(const fs::path& path, const MirrorRelease& release) {
   auto document = nlohmann::ordered_json::parse(release.manifest_json, nullptr, false);
-  if (!document.is_object()) return make_error(ErrorKind::failure, "the upstream manifest is not JSON");
+  if (!document.is_object())
+    return make_error(ErrorKind::failure, "the upstream manifest is not JSON");
   std::set<std::string> kept;
   for (const auto& archive : release.archives) kept.insert(archive.component);
   for (auto it = document.begin(); it != document.end();) {
@@ -30,8 +32,9 @@ Status write_filtered_manifest(const fs::path& path, const MirrorRelease& releas
   return Ok{};
 }
 
-Status mirror_archive(const fs::path& redist, const std::string& upstream, const MirrorRelease& release,
-                      size_t index, const InstallSettings& settings, InstallObserver& observer) {
+Status mirror_archive(const fs::path& redist, const std::string& upstream,
+                      const MirrorRelease& release, size_t index, const InstallSettings& settings,
+                      InstallObserver& observer) {
   const auto& archive = release.archives[index];
   const auto destination = redist / archive.file.relative_path;
   const auto url = archive_url(upstream, release.product, archive.file.relative_path);
@@ -43,8 +46,9 @@ Status mirror_archive(const fs::path& redist, const std::string& upstream, const
   if (stream.sha256_hex() != archive.file.sha256) {
     std::error_code ec;
     fs::remove(destination, ec);
-    return make_error(ErrorKind::integrity, "sha256 mismatch for " + url + ": expected " + archive.file.sha256 +
-                                                ", got " + stream.sha256_hex(),
+    return make_error(ErrorKind::integrity,
+                      "sha256 mismatch for " + url + ": expected " + archive.file.sha256 +
+                          ", got " + stream.sha256_hex(),
                       "the file was removed; run the command again, or use another upstream");
   }
   observer.archive_done(index);
@@ -53,8 +57,9 @@ Status mirror_archive(const fs::path& redist, const std::string& upstream, const
 
 }  // namespace
 
-Status create_mirror_release(const fs::path& dir, const std::string& upstream, const MirrorRelease& release,
-                             const InstallSettings& settings, InstallObserver& observer) {
+Status create_mirror_release(const fs::path& dir, const std::string& upstream,
+                             const MirrorRelease& release, const InstallSettings& settings,
+                             InstallObserver& observer) {
   const auto redist = dir / release.product / "redist";
   std::mutex mutex;
   std::optional<Error> first_error;
@@ -72,12 +77,14 @@ Status create_mirror_release(const fs::path& dir, const std::string& upstream, c
     }
   };
   std::vector<std::thread> pool;
-  const auto threads = std::min<size_t>(static_cast<size_t>(std::max(settings.jobs, 1)), release.archives.size());
+  const auto threads =
+      std::min<size_t>(static_cast<size_t>(std::max(settings.jobs, 1)), release.archives.size());
   for (size_t i = 0; i < threads; ++i) pool.emplace_back(worker);
   for (auto& thread : pool) thread.join();
   if (first_error) return *first_error;
   // The manifest goes last: a mirror never lists a release whose archives are not all there.
-  return write_filtered_manifest(redist / ("redistrib_" + release.version.str() + ".json"), release);
+  return write_filtered_manifest(redist / ("redistrib_" + release.version.str() + ".json"),
+                                 release);
 }
 
 }  // namespace cudaenv::install

@@ -23,7 +23,8 @@ struct MirrorRelease {
 // Writes <dir>/<product>/redist/redistrib_<v>.json (listing only the mirrored components) and
 // every archive at its relative path, each checked against its sha256 (a mismatch removes the
 // file). Downloads run in parallel and resume.
-Status create_mirror_release(const fs::path& dir, const std::string& upstream, const MirrorRelease& release,
-                             const InstallSettings& settings, InstallObserver& observer);
+Status create_mirror_release(const fs::path& dir, const std::string& upstream,
+                             const MirrorRelease& release, const InstallSettings& settings,
+                             InstallObserver& observer);
 
 }  // namespace cudaenv::install

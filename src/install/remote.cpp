@@ -13,7 +13,7 @@ namespace {
 
 constexpr std::string_view file_scheme = "file://";
 
-std::vector<Version> newest_first(std::set<std::string> names) {
+std::vector<Version> newest_first(const std::set<std::string>& names) {
   std::vector<Version> versions;
   for (const auto& name : names) {
     if (auto v = Version::parse(name)) versions.push_back(*v);
@@ -51,11 +51,13 @@ std::string redist_dir_url(const std::string& base, const std::string& product) 
   return base + "/" + product + "/redist/";
 }
 
-std::string manifest_url(const std::string& base, const std::string& product, const Version& version) {
+std::string manifest_url(const std::string& base, const std::string& product,
+                         const Version& version) {
   return redist_dir_url(base, product) + "redistrib_" + version.str() + ".json";
 }
 
-std::string archive_url(const std::string& base, const std::string& product, const std::string& relative_path) {
+std::string archive_url(const std::string& base, const std::string& product,
+                        const std::string& relative_path) {
   return redist_dir_url(base, product) + relative_path;
 }
 
@@ -69,15 +71,25 @@ std::vector<Version> versions_in_index(const std::string& html) {
   return newest_first(names);
 }
 
-Result<std::vector<Version>> list_remote_versions(const std::string& base, const std::string& product,
+Result<std::vector<Version>> list_remote_versions(const std::string& base,
+                                                  const std::string& product,
                                                   const fetch::FetchOptions& options) {
   const auto url = redist_dir_url(base, product);
-  if (text::starts_with(url, file_scheme)) return list_local_directory(url.substr(file_scheme.size()));
-  auto index = fetch::fetch_text(url, options);
+  if (text::starts_with(url, file_scheme))
+    return list_local_directory(url.substr(file_scheme.size()));
+  long status = 0;
+  auto index = fetch::fetch_text(url, options, &status);
+  if (!index && status == 404) {
+    return make_error(
+        ErrorKind::network,
+        url + ": no directory listing (HTTP 404), so the releases cannot be listed",
+        "name an exact CUDA version (such as 12.4.1): it is fetched without a listing");
+  }
   if (!index) return index.error();
   auto versions = versions_in_index(*index);
   if (versions.empty()) {
-    return make_error(ErrorKind::network, url + ": the directory index lists no redistrib_<version>.json",
+    return make_error(ErrorKind::network,
+                      url + ": the directory index lists no redistrib_<version>.json",
                       "the mirror must serve a directory listing of " + product + "/redist/");
   }
   return versions;
@@ -85,7 +97,8 @@ Result<std::vector<Version>> list_remote_versions(const std::string& base, const
 
 Result<manifest::RedistManifest> fetch_manifest(const std::string& base, const std::string& product,
                                                 const Version& version, const Store& store,
-                                                const fetch::FetchOptions& options, std::string* raw) {
+                                                const fetch::FetchOptions& options,
+                                                std::string* raw) {
   const auto url = manifest_url(base, product, version);
   auto text = fetch::fetch_text(url, options);
   if (!text) return text.error();

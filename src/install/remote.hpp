@@ -8,8 +8,8 @@
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "fetch/http.hpp"
-#include "manifest/redist.hpp"
 #include "install/store.hpp"
+#include "manifest/redist.hpp"
 
 namespace cudaenv::install {
 
@@ -19,12 +19,15 @@ constexpr const char* nvidia_base_url = "https://developer.download.nvidia.com/c
 std::string normalize_mirror(std::string base);
 
 std::string redist_dir_url(const std::string& base, const std::string& product);
-std::string manifest_url(const std::string& base, const std::string& product, const Version& version);
-std::string archive_url(const std::string& base, const std::string& product, const std::string& relative_path);
+std::string manifest_url(const std::string& base, const std::string& product,
+                         const Version& version);
+std::string archive_url(const std::string& base, const std::string& product,
+                        const std::string& relative_path);
 
 // Versions whose redistrib_<v>.json the mirror's directory index lists, newest first. Reads an
 // HTML autoindex (NVIDIA's, nginx's, Python's http.server's) or, for file://, the directory.
-Result<std::vector<Version>> list_remote_versions(const std::string& base, const std::string& product,
+Result<std::vector<Version>> list_remote_versions(const std::string& base,
+                                                  const std::string& product,
                                                   const fetch::FetchOptions& options);
 
 // The versions named in an HTML directory index: every href to redistrib_<v>.json.
@@ -33,6 +36,7 @@ std::vector<Version> versions_in_index(const std::string& html);
 // Fetches and validates a release's manifest, keeping a copy in the store's manifest cache.
 Result<manifest::RedistManifest> fetch_manifest(const std::string& base, const std::string& product,
                                                 const Version& version, const Store& store,
-                                                const fetch::FetchOptions& options, std::string* raw = nullptr);
+                                                const fetch::FetchOptions& options,
+                                                std::string* raw = nullptr);
 
 }  // namespace cudaenv::install

@@ -1,14 +1,15 @@
 #include "install/store.hpp"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <ctime>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <sys/file.h>
 
 #include "core/text.hpp"
 
@@ -21,14 +22,21 @@ using json = nlohmann::ordered_json;
 json to_json(const Receipt& receipt) {
   json components = json::array();
   for (const auto& c : receipt.components) {
-    components.push_back({{"name", c.name}, {"version", c.version}, {"sha256", c.sha256}, {"url", c.url}, {"size", c.size}});
+    components.push_back({{"name", c.name},
+                          {"version", c.version},
+                          {"sha256", c.sha256},
+                          {"url", c.url},
+                          {"size", c.size}});
   }
-  return {{"product", receipt.product},   {"version", receipt.version}, {"platform", receipt.platform},
-          {"variant", receipt.variant},   {"mirror", receipt.mirror},   {"installed_at", receipt.installed_at},
+  return {{"product", receipt.product},   {"version", receipt.version},
+          {"platform", receipt.platform}, {"variant", receipt.variant},
+          {"mirror", receipt.mirror},     {"installed_at", receipt.installed_at},
           {"components", components}};
 }
 
-std::vector<Installed> list_store_dir(const fs::path& dir, const std::function<std::optional<Version>(const std::string&)>& version_of) {
+std::vector<Installed> list_store_dir(
+    const fs::path& dir,
+    const std::function<std::optional<Version>(const std::string&)>& version_of) {
   std::vector<Installed> found;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -37,9 +45,11 @@ std::vector<Installed> list_store_dir(const fs::path& dir, const std::function<s
     auto version = version_of(name);
     if (!version) continue;
     auto receipt = read_receipt(it->path());
-    found.push_back({*version, it->path(), receipt ? std::optional<Receipt>(*receipt) : std::nullopt});
+    found.push_back(
+        {*version, it->path(), receipt ? std::optional<Receipt>(*receipt) : std::nullopt});
   }
-  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.version > b.version; });
+  std::sort(found.begin(), found.end(),
+            [](const auto& a, const auto& b) { return a.version > b.version; });
   return found;
 }
 
@@ -48,7 +58,8 @@ std::vector<Installed> list_store_dir(const fs::path& dir, const std::function<s
 Status write_receipt(const fs::path& prefix, const Receipt& receipt) {
   std::ofstream out(prefix / receipt_file_name);
   out << to_json(receipt).dump(2) << '\n';
-  if (!out) return make_error(ErrorKind::failure, "cannot write " + (prefix / receipt_file_name).string());
+  if (!out)
+    return make_error(ErrorKind::failure, "cannot write " + (prefix / receipt_file_name).string());
   return Ok{};
 }
 
@@ -58,7 +69,8 @@ Result<Receipt> read_receipt(const fs::path& prefix) {
   std::stringstream text;
   text << in.rdbuf();
   const auto document = nlohmann::json::parse(text.str(), nullptr, false);
-  if (!document.is_object()) return make_error(ErrorKind::failure, "unreadable receipt in " + prefix.string());
+  if (!document.is_object())
+    return make_error(ErrorKind::failure, "unreadable receipt in " + prefix.string());
   Receipt receipt;
   receipt.product = document.value("product", "");
   receipt.version = document.value("version", "");
@@ -67,14 +79,16 @@ Result<Receipt> read_receipt(const fs::path& prefix) {
   receipt.mirror = document.value("mirror", "");
   receipt.installed_at = document.value("installed_at", "");
   for (const auto& c : document.value("components", nlohmann::json::array())) {
-    receipt.components.push_back({c.value("name", ""), c.value("version", ""), c.value("sha256", ""),
-                                  c.value("url", ""), c.value("size", std::uint64_t{0})});
+    receipt.components.push_back({c.value("name", ""), c.value("version", ""),
+                                  c.value("sha256", ""), c.value("url", ""),
+                                  c.value("size", std::uint64_t{0})});
   }
   return receipt;
 }
 
 std::vector<Installed> installed_toolkits(const Store& store) {
-  return list_store_dir(store.toolkits(), [](const std::string& name) { return Version::parse(name); });
+  return list_store_dir(store.toolkits(),
+                        [](const std::string& name) { return Version::parse(name); });
 }
 
 std::vector<Installed> installed_cudnn(const Store& store) {
@@ -84,7 +98,8 @@ std::vector<Installed> installed_cudnn(const Store& store) {
   });
 }
 
-Result<InstallLock> InstallLock::acquire(const fs::path& lock_file, const std::function<void()>& on_wait) {
+Result<InstallLock> InstallLock::acquire(const fs::path& lock_file,
+                                         const std::function<void()>& on_wait) {
   std::error_code ec;
   fs::create_directories(lock_file.parent_path(), ec);
   const int fd = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -109,7 +124,8 @@ void remove_stale_staging(const fs::path& dir, const std::string& name) {
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const auto entry = it->path().filename().string();
-    if (text::starts_with(entry, ".staging-" + name + "-") || text::starts_with(entry, ".old-" + name + "-")) {
+    if (text::starts_with(entry, ".staging-" + name + "-") ||
+        text::starts_with(entry, ".old-" + name + "-")) {
       fs::remove_all(it->path(), ec);
     }
   }
@@ -123,9 +139,11 @@ Status uninstall_toolkit(const Store& store, const Version& version) {
                       "'cudaenv list' shows what is installed");
   }
   // Rename first: a half-removed toolkit must never be visible under its version.
-  const auto doomed = store.toolkits() / (".old-" + version.str() + "-" + std::to_string(::getpid()));
+  const auto doomed =
+      store.toolkits() / (".old-" + version.str() + "-" + std::to_string(::getpid()));
   fs::rename(target, doomed, ec);
-  if (ec) return make_error(ErrorKind::failure, "cannot remove " + target.string() + ": " + ec.message());
+  if (ec)
+    return make_error(ErrorKind::failure, "cannot remove " + target.string() + ": " + ec.message());
   fs::remove_all(doomed, ec);
   return Ok{};
 }

@@ -65,7 +65,8 @@ std::vector<Installed> installed_cudnn(const Store& store);
 class InstallLock {
  public:
   // `on_wait` is called once if the lock is busy, before blocking.
-  static Result<InstallLock> acquire(const fs::path& lock_file, const std::function<void()>& on_wait);
+  static Result<InstallLock> acquire(const fs::path& lock_file,
+                                     const std::function<void()>& on_wait);
   InstallLock(InstallLock&& other) noexcept;
   InstallLock& operator=(InstallLock&&) = delete;
   InstallLock(const InstallLock&) = delete;

@@ -1,6 +1,7 @@
 #include "manifest/redist.hpp"
 
 #include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "core/text.hpp"
@@ -53,13 +54,16 @@ Result<RedistFile> read_file_entry(const json& entry, const std::string& where) 
     bytes = it->get<std::uint64_t>();
   } else if (size) {
     const auto parsed = text::parse_integer(*size);
-    if (!parsed) return make_error(ErrorKind::failure, where + ": size \"" + *size + "\" is not a number");
+    if (!parsed)
+      return make_error(ErrorKind::failure, where + ": size \"" + *size + "\" is not a number");
     bytes = static_cast<std::uint64_t>(*parsed);
   }
   return RedistFile{*path, *sha256, bytes};
 }
 
-bool looks_like_file(const json& value) { return value.is_object() && value.contains("relative_path"); }
+bool looks_like_file(const json& value) {
+  return value.is_object() && value.contains("relative_path");
+}
 
 // A platform value is a file entry, or (cuDNN) an object of "cudaNN" variants, or both.
 Status read_platform(const std::string& platform, const json& value, const std::string& where,
@@ -78,7 +82,8 @@ Status read_platform(const std::string& platform, const json& value, const std::
   return Ok{};
 }
 
-Result<RedistComponent> read_component(const std::string& key, const json& value, const std::string& origin) {
+Result<RedistComponent> read_component(const std::string& key, const json& value,
+                                       const std::string& origin) {
   RedistComponent component;
   component.key = key;
   component.name = value.value("name", std::string{});

@@ -23,9 +23,9 @@ struct RedistFile {
 };
 
 struct RedistComponent {
-  std::string key;           // "cuda_nvcc"
-  std::string name;          // "CUDA NVCC"
-  std::string license;       // "CUDA Toolkit"
+  std::string key;      // "cuda_nvcc"
+  std::string name;     // "CUDA NVCC"
+  std::string license;  // "CUDA Toolkit"
   std::optional<Version> version;
   // "linux-x86_64" for plain entries, "linux-x86_64/cuda12" for cuDNN's per-CUDA variants.
   std::map<std::string, RedistFile> files;
@@ -42,7 +42,7 @@ struct RedistManifest {
 // Parses and validates a redistrib JSON document; `origin` names it in errors (a URL or path).
 // Malformed JSON or a missing field is ErrorKind::failure; an unsafe path or a malformed sha256
 // is ErrorKind::integrity.
-Result<RedistManifest> parse_redist(std::string_view json, const std::string& origin);
+Result<RedistManifest> parse_redist(std::string_view text, const std::string& origin);
 
 // The file for a platform, or for a platform and CUDA variant ("cuda12").
 const RedistFile* redist_file(const RedistComponent& component, const std::string& platform,

@@ -2,20 +2,24 @@
 
 #include <fstream>
 #include <sstream>
+
 #include <toml++/toml.h>
 
 namespace cudaenv::project {
 
 namespace {
 
-Error config_error(const std::filesystem::path& path, const toml::source_region& where, const std::string& problem) {
-  return make_error(ErrorKind::failure, path.string() + ":" + std::to_string(where.begin.line) + ": " + problem,
+Error config_error(const std::filesystem::path& path, const toml::source_region& where,
+                   const std::string& problem) {
+  return make_error(ErrorKind::failure,
+                    path.string() + ":" + std::to_string(where.begin.line) + ": " + problem,
                     "fix or remove the configuration file");
 }
 
 template <typename T>
-Result<std::optional<T>> read_value(const std::filesystem::path& path, const toml::node_view<const toml::node>& node,
-                                    const char* key, const char* type_name) {
+Result<std::optional<T>> read_value(const std::filesystem::path& path,
+                                    const toml::node_view<const toml::node>& node, const char* key,
+                                    const char* type_name) {
   if (!node) return std::optional<T>{};
   if (auto value = node.value<T>()) return std::optional<T>{*value};
   return config_error(path, node.node()->source(), std::string(key) + " must be " + type_name);
@@ -39,11 +43,14 @@ Result<Config> load_config(const std::filesystem::path& path) {
   auto cuda = read_value<std::string>(path, view["cuda"], "cuda", "a string");
   auto mirror = read_value<std::string>(path, view["mirror"], "mirror", "a string");
   auto jobs = read_value<int64_t>(path, view["download"]["jobs"], "download.jobs", "an integer");
-  auto ca = read_value<std::string>(path, view["download"]["ca_bundle"], "download.ca_bundle", "a string");
-  auto stall = read_value<int64_t>(path, view["download"]["stall_timeout"], "download.stall_timeout", "an integer");
-  for (const auto* failed : {cuda.ok() ? nullptr : &cuda.error(), mirror.ok() ? nullptr : &mirror.error(),
-                             jobs.ok() ? nullptr : &jobs.error(), ca.ok() ? nullptr : &ca.error(),
-                             stall.ok() ? nullptr : &stall.error()}) {
+  auto ca = read_value<std::string>(path, view["download"]["ca_bundle"], "download.ca_bundle",
+                                    "a string");
+  auto stall = read_value<int64_t>(path, view["download"]["stall_timeout"],
+                                   "download.stall_timeout", "an integer");
+  for (const auto* failed :
+       {cuda.ok() ? nullptr : &cuda.error(), mirror.ok() ? nullptr : &mirror.error(),
+        jobs.ok() ? nullptr : &jobs.error(), ca.ok() ? nullptr : &ca.error(),
+        stall.ok() ? nullptr : &stall.error()}) {
     if (failed != nullptr) return *failed;
   }
   config.cuda = *cuda;

@@ -1,0 +1,100 @@
+#include "project/project_file.hpp"
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "core/text.hpp"
+
+namespace cudaenv::project {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Error file_error(const std::string& path, std::size_t line, const std::string& problem) {
+  return make_error(ErrorKind::failure, path + ":" + std::to_string(line) + ": " + problem,
+                    "write e.g. cuda = \"12.1\" (or just 12.1) in " + path);
+}
+
+// A file whose only content (besides comments) is a version spec: "12.1", ">=12.1,<12.5".
+// A line of the form `key = value` or `[table]` makes it TOML instead.
+std::optional<std::string> bare_version(std::string_view text) {
+  static const std::regex toml_line(R"(^\s*(\[.*|[A-Za-z_][A-Za-z0-9_-]*\s*=.*)$)");
+  std::optional<std::string> found;
+  for (const auto& line : text::lines(text)) {
+    const auto content = std::string(text::trim(line.substr(0, line.find('#'))));
+    if (content.empty()) continue;
+    if (found || std::regex_match(content, toml_line)) return std::nullopt;
+    found = content;
+  }
+  return found;
+}
+
+Result<std::optional<VersionSpec>> spec_field(const toml::table& table, const char* key,
+                                              const std::string& path) {
+  const auto* node = table.get(key);
+  if (node == nullptr) return std::optional<VersionSpec>{};
+  const auto line = node->source().begin.line;
+  const auto value = node->value<std::string>();
+  if (!value)
+    return file_error(path, line, std::string(key) + " must be a quoted version such as \"12.1\"");
+  auto spec = VersionSpec::parse(*value);
+  if (!spec) return file_error(path, line, std::string(key) + ": " + spec.error().message);
+  return std::optional<VersionSpec>{*spec};
+}
+
+}  // namespace
+
+Result<ProjectFile> parse_project_file(std::string_view text, const std::string& path) {
+  ProjectFile file;
+  if (auto bare = bare_version(text)) {
+    auto spec = VersionSpec::parse(*bare);
+    if (!spec) return file_error(path, 1, spec.error().message);
+    file.cuda = *spec;
+    return file;
+  }
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    return file_error(path, e.source().begin.line, std::string(e.description()));
+  }
+  auto cuda = spec_field(root, "cuda", path);
+  if (!cuda) return cuda.error();
+  auto cudnn = spec_field(root, "cudnn", path);
+  if (!cudnn) return cudnn.error();
+  file.cuda = *cuda;
+  file.cudnn = *cudnn;
+  if (const auto* frameworks = root.get_as<toml::table>("frameworks")) {
+    for (const auto& [key, value] : *frameworks) {
+      (void)value;
+      auto spec = spec_field(*frameworks, std::string(key.str()).c_str(), path);
+      if (!spec) return spec.error();
+      if (*spec) file.frameworks.emplace(std::string(key.str()), **spec);
+    }
+  }
+  return file;
+}
+
+Result<ProjectFile> read_project_file(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) return make_error(ErrorKind::failure, "cannot read " + path.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_project_file(text.str(), path.string());
+}
+
+std::optional<fs::path> find_project_file(const fs::path& start) {
+  std::error_code ec;
+  for (fs::path dir = start; !dir.empty(); dir = dir.parent_path()) {
+    const auto candidate = dir / project_file_name;
+    if (fs::is_regular_file(candidate, ec)) return candidate;
+    if (dir == dir.root_path()) break;
+  }
+  return std::nullopt;
+}
+
+}  // namespace cudaenv::project

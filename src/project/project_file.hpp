@@ -1,0 +1,32 @@
+#pragma once
+// `.cudaenv`, the per-project file a team commits (DESIGN.md §3): TOML with `cuda = "12.1"`, an
+// optional `cudnn = "8.9"` and an optional [frameworks] table, or simply a version on one line.
+// The file comes with cloned repositories: it is parsed as data and nothing in it is executed.
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/error.hpp"
+#include "core/version.hpp"
+
+namespace cudaenv::project {
+
+constexpr const char* project_file_name = ".cudaenv";
+
+struct ProjectFile {
+  std::optional<VersionSpec> cuda;
+  std::optional<VersionSpec> cudnn;
+  std::map<std::string, VersionSpec> frameworks;  // torch, tensorflow, jax
+};
+
+// Errors name the file and the line: "/repo/.cudaenv:2: cuda: invalid version spec "x"".
+Result<ProjectFile> parse_project_file(std::string_view text, const std::string& path);
+Result<ProjectFile> read_project_file(const std::filesystem::path& path);
+
+// The nearest .cudaenv from `start` upward, or nullopt.
+std::optional<std::filesystem::path> find_project_file(const std::filesystem::path& start);
+
+}  // namespace cudaenv::project

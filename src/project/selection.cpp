@@ -1,0 +1,64 @@
+#include "project/selection.hpp"
+
+#include "core/paths.hpp"
+#include "project/config.hpp"
+#include "project/project_file.hpp"
+
+namespace cudaenv::project {
+
+Result<Selection> select(const Environment& env, const std::filesystem::path& cwd) {
+  Selection selection;
+  if (auto forced = env.get_nonempty("CUDAENV_VERSION")) {
+    if (*forced == "system") return selection;
+    auto spec = VersionSpec::parse(*forced);
+    if (!spec)
+      return make_error(ErrorKind::usage, "CUDAENV_VERSION: " + spec.error().message,
+                        spec.error().hint);
+    selection.cuda = *spec;
+    selection.source = SelectionSource::environment;
+    return selection;
+  }
+  if (auto file = find_project_file(cwd)) {
+    auto parsed = read_project_file(*file);
+    if (!parsed) return parsed.error();
+    selection.cuda = parsed->cuda;
+    selection.cudnn = parsed->cudnn;
+    selection.source = SelectionSource::project_file;
+    selection.file = *file;
+    return selection;
+  }
+  const auto config_path = paths::config_file(env);
+  auto config = load_config(config_path);
+  if (!config) return config.error();
+  if (config->cuda) {
+    auto spec = VersionSpec::parse(*config->cuda);
+    if (!spec)
+      return make_error(ErrorKind::failure,
+                        config_path.string() + ": cuda: " + spec.error().message);
+    selection.cuda = *spec;
+    selection.source = SelectionSource::global_config;
+    selection.file = config_path;
+  }
+  return selection;
+}
+
+std::optional<install::Installed> installed_match(const Selection& selection,
+                                                  const install::Store& store) {
+  if (!selection.cuda) return std::nullopt;
+  for (auto& installed : install::installed_toolkits(store)) {  // newest first
+    if (selection.cuda->matches(installed.version)) return installed;
+  }
+  return std::nullopt;
+}
+
+std::string describe_source(const Selection& selection) {
+  switch (selection.source) {
+    case SelectionSource::environment: return "CUDAENV_VERSION";
+    case SelectionSource::project_file: return selection.file.string();
+    case SelectionSource::global_config: return selection.file.string();
+    case SelectionSource::system: return "system";
+  }
+  return "system";
+}
+
+}  // namespace cudaenv::project

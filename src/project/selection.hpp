@@ -1,0 +1,35 @@
+#pragma once
+// Which CUDA applies here, and why (DESIGN.md §3): CUDAENV_VERSION, then the nearest .cudaenv
+// from the current directory upward, then the global config's `cuda`, then the system's.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "core/environment.hpp"
+#include "core/error.hpp"
+#include "core/version.hpp"
+#include "install/store.hpp"
+
+namespace cudaenv::project {
+
+enum class SelectionSource { environment, project_file, global_config, system };
+
+struct Selection {
+  std::optional<VersionSpec> cuda;  // nullopt: the system's toolkit, environment left as it is
+  std::optional<VersionSpec> cudnn;
+  SelectionSource source = SelectionSource::system;
+  std::filesystem::path file;  // the .cudaenv or config.toml that set it
+};
+
+// Errors: a malformed CUDAENV_VERSION, .cudaenv or config file, naming it.
+Result<Selection> select(const Environment& env, const std::filesystem::path& cwd);
+
+// The newest installed toolkit matching the selection, if any.
+std::optional<install::Installed> installed_match(const Selection& selection,
+                                                  const install::Store& store);
+
+// "12.1.1 (from /repo/.cudaenv)", "CUDAENV_VERSION", "global config", "system".
+std::string describe_source(const Selection& selection);
+
+}  // namespace cudaenv::project
