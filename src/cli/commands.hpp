@@ -38,3 +38,14 @@ Status run_resolve(const ResolveOptions& options, Context& context, Outcome& out
 void add_resolve_command(CLI::App& app, Context& context, Outcome& outcome);
 
 }  // namespace cudaenv::cli
+
+namespace cudaenv::cli {
+
+struct DoctorOptions {
+  bool json = false;
+};
+// Exit code 0 when no check fails, 1 when any does (in outcome); errors for an unreadable database.
+Status run_doctor(const DoctorOptions& options, Context& context, Outcome& outcome);
+void add_doctor_command(CLI::App& app, Context& context, Outcome& outcome);
+
+}  // namespace cudaenv::cli
