@@ -32,10 +32,10 @@ json report_to_json(const doctor::Report& report) {
   out["ok"] = !report.has_failure();
   out["active_toolkit"] = active_to_json(report.active);
   out["notes"] = report.active.notes;
-  out["summary"] = {{"ok", report.count(doctor::Status::ok)},
-                    {"warn", report.count(doctor::Status::warn)},
-                    {"fail", report.count(doctor::Status::fail)},
-                    {"skip", report.count(doctor::Status::skip)}};
+  out["summary"] = {{"ok", report.count(doctor::CheckStatus::ok)},
+                    {"warn", report.count(doctor::CheckStatus::warn)},
+                    {"fail", report.count(doctor::CheckStatus::fail)},
+                    {"skip", report.count(doctor::CheckStatus::skip)}};
   json findings = json::array();
   int number = 0;
   for (const auto& f : report.findings) {
@@ -51,12 +51,12 @@ json report_to_json(const doctor::Report& report) {
   return out;
 }
 
-Tone tone_of(doctor::Status status) {
+Tone tone_of(doctor::CheckStatus status) {
   switch (status) {
-    case doctor::Status::ok: return Tone::good;
-    case doctor::Status::warn: return Tone::warn;
-    case doctor::Status::fail: return Tone::bad;
-    case doctor::Status::skip: return Tone::dim;
+    case doctor::CheckStatus::ok: return Tone::good;
+    case doctor::CheckStatus::warn: return Tone::warn;
+    case doctor::CheckStatus::fail: return Tone::bad;
+    case doctor::CheckStatus::skip: return Tone::dim;
   }
   return Tone::plain;
 }
@@ -92,9 +92,10 @@ void print_report(std::ostream& out, const doctor::Report& report, bool colour) 
   int number = 0;
   for (const auto& f : report.findings) print_finding(out, ++number, f, colour);
   out << '\n'
-      << report.findings.size() << " checks: " << report.count(doctor::Status::ok) << " ok, "
-      << report.count(doctor::Status::warn) << " warn, " << report.count(doctor::Status::fail)
-      << " fail, " << report.count(doctor::Status::skip) << " skipped\n";
+      << report.findings.size() << " checks: " << report.count(doctor::CheckStatus::ok) << " ok, "
+      << report.count(doctor::CheckStatus::warn) << " warn, "
+      << report.count(doctor::CheckStatus::fail) << " fail, "
+      << report.count(doctor::CheckStatus::skip) << " skipped\n";
 }
 
 }  // namespace

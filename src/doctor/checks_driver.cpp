@@ -16,10 +16,10 @@ namespace cudaenv::doctor {
 namespace {
 
 Finding finding(const char* id, const char* title) {
-  return Finding{id, title, Status::skip, {}, {}, {}};
+  return Finding{id, title, CheckStatus::skip, {}, {}, {}};
 }
 
-void conclude(Finding& f, Status status, std::string summary) {
+void conclude(Finding& f, CheckStatus status, std::string summary) {
   f.status = status;
   f.summary = std::move(summary);
 }
@@ -39,7 +39,7 @@ void duplicate_drivers(const DoctorFacts& facts, const std::map<Version, std::st
   const auto keep = version_to_keep(facts, versions);
   std::vector<std::string> listed;
   for (const auto& [version, text] : versions) listed.push_back(text);
-  conclude(f, Status::fail,
+  conclude(f, CheckStatus::fail,
            std::to_string(versions.size()) + " NVIDIA driver versions are installed (" +
                text::join(listed, ", ") + "): their libraries and module fight");
   std::vector<std::string> purge;
@@ -88,7 +88,7 @@ Finding check_driver_packages(const CheckInput& in) {
       std::find(packages.runfile_leftovers.begin(), packages.runfile_leftovers.end(),
                 "/usr/bin/nvidia-uninstall") != packages.runfile_leftovers.end();
   if (!packages.packages.empty() && !packages.runfile_leftovers.empty()) {
-    conclude(f, runfile_driver ? Status::fail : Status::warn,
+    conclude(f, runfile_driver ? CheckStatus::fail : CheckStatus::warn,
              runfile_driver
                  ? "a driver from NVIDIA's .run installer sits next to the apt driver packages"
                  : "a .run toolkit install sits next to the apt driver packages (its bundled "
@@ -101,13 +101,13 @@ Finding check_driver_packages(const CheckInput& in) {
     return f;
   }
   if (packages.packages.empty()) {
-    conclude(f, Status::skip,
+    conclude(f, CheckStatus::skip,
              packages.dpkg_readable
                  ? "no NVIDIA driver packages in /var/lib/dpkg/status"
                  : "/var/lib/dpkg/status unreadable (not a Debian-family system)");
     return f;
   }
-  conclude(f, Status::ok, "one driver version installed: " + versions.begin()->second);
+  conclude(f, CheckStatus::ok, "one driver version installed: " + versions.begin()->second);
   return f;
 }
 
@@ -124,20 +124,20 @@ Finding check_device_nodes(const CheckInput& in) {
            std::isdigit(static_cast<unsigned char>(n[11])) != 0;
   });
   if (!driver_installed(in.facts) && nodes.empty()) {
-    conclude(f, Status::skip, "no NVIDIA driver installed");
+    conclude(f, CheckStatus::skip, "no NVIDIA driver installed");
   } else if (!has("/dev/nvidiactl") || !gpu_node) {
-    conclude(f, Status::fail,
+    conclude(f, CheckStatus::fail,
              "/dev/nvidiactl or /dev/nvidia<N> is missing: nothing can reach the GPU");
     f.fix = in.facts.host.in_container
                 ? std::vector<std::string>{"# start the container with the GPUs passed in:",
                                            "docker run --gpus all ..."}
                 : std::vector<std::string>{"sudo modprobe nvidia", "sudo nvidia-modprobe -c 0 -u"};
   } else if (!has("/dev/nvidia-uvm")) {
-    conclude(f, Status::warn,
+    conclude(f, CheckStatus::warn,
              "/dev/nvidia-uvm is missing: CUDA creates it on first use only as root");
     f.fix = {"sudo nvidia-modprobe -c 0 -u"};
   } else {
-    conclude(f, Status::ok, "control, GPU and UVM device nodes are present");
+    conclude(f, CheckStatus::ok, "control, GPU and UVM device nodes are present");
   }
   return f;
 }
@@ -148,33 +148,35 @@ Finding check_nvidia_smi(const CheckInput& in) {
   if (smi.outcome == probe::SmiOutcome::not_found) {
     f.evidence.emplace_back("nvidia-smi: not on PATH or in /usr/bin");
     if (driver_installed(in.facts) && !in.facts.host.in_container) {
-      conclude(f, Status::warn, "nvidia-smi is not installed");
+      conclude(f, CheckStatus::warn, "nvidia-smi is not installed");
       f.fix = {"sudo apt-get install -y nvidia-utils-" +
                text::split(in.facts.machine.driver ? in.facts.machine.driver->version : "", '.')
                    .front()};
     } else {
-      conclude(f, Status::skip, "nvidia-smi is not installed");
+      conclude(f, CheckStatus::skip, "nvidia-smi is not installed");
     }
     return f;
   }
   f.evidence.push_back("$ " + smi.command + "  -> exit " + std::to_string(smi.exit_code) + ": " +
                        smi.output);
   switch (smi.outcome) {
-    case probe::SmiOutcome::ok: conclude(f, Status::ok, "nvidia-smi answers: " + smi.output); break;
+    case probe::SmiOutcome::ok:
+      conclude(f, CheckStatus::ok, "nvidia-smi answers: " + smi.output);
+      break;
     case probe::SmiOutcome::no_communication:
-      conclude(f, Status::fail,
+      conclude(f, CheckStatus::fail,
                "nvidia-smi cannot communicate with the driver: the module is not "
                "running");
       f.fix = {"sudo modprobe nvidia", "# see the kernel-module finding for why it is not loaded"};
       break;
     case probe::SmiOutcome::version_mismatch:
-      conclude(f, Status::fail,
+      conclude(f, CheckStatus::fail,
                "the driver libraries and the running kernel module are different versions (a "
                "driver update without a reboot)");
       f.fix = {"sudo reboot"};
       break;
     default:
-      conclude(f, Status::fail, "nvidia-smi failed: " + smi.output);
+      conclude(f, CheckStatus::fail, "nvidia-smi failed: " + smi.output);
       f.fix = {"nvidia-smi   # read its message; the findings above name the usual causes"};
   }
   return f;
@@ -185,14 +187,14 @@ Finding check_driver_toolkit(const CheckInput& in) {
   const auto& toolkit = in.active.toolkit;
   const auto& driver = in.facts.machine.driver;
   if (!toolkit || !toolkit->version) {
-    conclude(f, Status::skip, "no active CUDA toolkit");
+    conclude(f, CheckStatus::skip, "no active CUDA toolkit");
     return f;
   }
   f.evidence.push_back("active toolkit: CUDA " + toolkit->version->str() + " at " + toolkit->path +
                        " (" + in.active.selected_by + ")");
   const auto* release = release_for(in.db, *toolkit->version);
   if (!driver || !release) {
-    conclude(f, Status::skip,
+    conclude(f, CheckStatus::skip,
              !driver ? "no NVIDIA driver detected"
                      : "CUDA " + toolkit->version->str() + " is not in the compatibility database");
     return f;
@@ -209,19 +211,19 @@ Finding check_driver_toolkit(const CheckInput& in) {
                        : std::vector<std::string>{};
   switch (check.mode) {
     case resolve::DriverMode::full:
-      conclude(f, Status::ok,
+      conclude(f, CheckStatus::ok,
                "driver " + driver->version + " fully supports CUDA " + release->version.str() +
                    " (needs >= " + minimum + ")");
       break;
     case resolve::DriverMode::minor_compat:
-      conclude(f, Status::warn,
+      conclude(f, CheckStatus::warn,
                "driver " + driver->version + " runs CUDA " + release->version.str() +
                    " only in minor-version compatibility mode (full support needs >= " + minimum +
                    "): newer PTX cannot be JIT-compiled");
       f.fix = fix;
       break;
     default:
-      conclude(f, Status::fail,
+      conclude(f, CheckStatus::fail,
                "driver " + driver->version + " is too old for CUDA " + release->version.str() +
                    ": it needs >= " + minimum +
                    (check.compat_floor

@@ -9,7 +9,7 @@ namespace cudaenv::doctor {
 
 namespace {
 
-void conclude(Finding& f, Status status, std::string summary) {
+void conclude(Finding& f, CheckStatus status, std::string summary) {
   f.status = status;
   f.summary = std::move(summary);
 }
@@ -74,10 +74,11 @@ void check_arch_for_torch(const CheckInput& in, Finding& f, std::vector<std::str
 }  // namespace
 
 Finding check_framework(const CheckInput& in) {
-  Finding f{"framework", "PyTorch built for this driver and these GPUs", Status::skip, {}, {}, {}};
+  Finding f{"framework", "PyTorch built for this driver and these GPUs", CheckStatus::skip, {}, {},
+            {}};
   const auto& python = in.facts.host.python;
   if (!python.python_found) {
-    conclude(f, Status::skip, "no python3 on PATH");
+    conclude(f, CheckStatus::skip, "no python3 on PATH");
     return f;
   }
   f.evidence.push_back(python.python + (python.python_version.empty()
@@ -85,11 +86,11 @@ Finding check_framework(const CheckInput& in) {
                                             : " (Python " + python.python_version + ")"));
   if (!python.error.empty()) {
     f.evidence.push_back(python.error);
-    conclude(f, Status::warn, "the framework probe could not report: " + python.error);
+    conclude(f, CheckStatus::warn, "the framework probe could not report: " + python.error);
     return f;
   }
   if (!python.torch_found) {
-    conclude(f, Status::skip, "torch is not installed for " + python.python);
+    conclude(f, CheckStatus::skip, "torch is not installed for " + python.python);
     return f;
   }
   f.evidence.push_back("torch " + python.torch_version + ", torch.version.cuda " +
@@ -99,9 +100,9 @@ Finding check_framework(const CheckInput& in) {
                            (series ? series->major_minor().str() : std::string("latest")) +
                            "   # prints the pip line of the build that fits";
   if (!python.torch_cuda) {
-    conclude(f, in.facts.machine.gpus.empty() ? Status::ok : Status::warn,
+    conclude(f, in.facts.machine.gpus.empty() ? CheckStatus::ok : CheckStatus::warn,
              "torch " + python.torch_version + " is a CPU-only build");
-    if (f.status == Status::warn) f.fix = {resolve_fix};
+    if (f.status == CheckStatus::warn) f.fix = {resolve_fix};
     return f;
   }
   std::vector<std::string> failures;
@@ -109,11 +110,11 @@ Finding check_framework(const CheckInput& in) {
   check_driver_for_torch(in, *python.torch_cuda, f, failures, warnings);
   check_arch_for_torch(in, f, failures, warnings);
   if (!failures.empty()) {
-    conclude(f, Status::fail, text::join(failures, "; "));
+    conclude(f, CheckStatus::fail, text::join(failures, "; "));
   } else if (!warnings.empty()) {
-    conclude(f, Status::warn, text::join(warnings, "; "));
+    conclude(f, CheckStatus::warn, text::join(warnings, "; "));
   } else {
-    conclude(f, Status::ok,
+    conclude(f, CheckStatus::ok,
              "torch " + python.torch_version + " (CUDA " + python.torch_cuda->str() +
                  ") fits the driver and the GPUs");
     return f;

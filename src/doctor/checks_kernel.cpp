@@ -11,10 +11,10 @@ namespace cudaenv::doctor {
 namespace {
 
 Finding finding(const char* id, const char* title) {
-  return Finding{id, title, Status::skip, {}, {}, {}};
+  return Finding{id, title, CheckStatus::skip, {}, {}, {}};
 }
 
-void conclude(Finding& f, Status status, std::string summary) {
+void conclude(Finding& f, CheckStatus status, std::string summary) {
   f.status = status;
   f.summary = std::move(summary);
 }
@@ -62,7 +62,7 @@ void add_kernel_log(const probe::HostFacts& host, Finding& f) {
 }
 
 void module_not_loaded(const DoctorFacts& facts, Finding& f) {
-  conclude(f, Status::fail,
+  conclude(f, CheckStatus::fail,
            "the NVIDIA driver is installed but its kernel module is not loaded: " +
                why_not_loaded(facts));
   const auto& module = facts.host.module_file;
@@ -90,9 +90,9 @@ Finding check_kernel_module(const CheckInput& in) {
                               machine.driver->version_source != probe::DriverSource::library_file;
   if (modules.nvidia || (!modules.modules_readable && driver_answers)) {
     const auto version = machine.driver ? " (driver " + machine.driver->version + ")" : "";
-    conclude(f, Status::ok, "the nvidia module is running" + version);
+    conclude(f, CheckStatus::ok, "the nvidia module is running" + version);
     if (modules.modules_readable && !modules.nvidia_uvm) {
-      conclude(f, Status::warn,
+      conclude(f, CheckStatus::warn,
                "nvidia is loaded but nvidia_uvm is not: CUDA programs fail in cuInit until it is");
       f.fix = {"sudo modprobe nvidia-uvm"};
     }
@@ -102,17 +102,17 @@ Finding check_kernel_module(const CheckInput& in) {
   for (const auto& device : pci) f.evidence.push_back("NVIDIA GPU on the PCI bus: " + device);
   if (!driver_installed(in.facts)) {
     if (pci.empty()) {
-      conclude(f, Status::skip, "no NVIDIA driver installed and no NVIDIA GPU on the PCI bus");
+      conclude(f, CheckStatus::skip, "no NVIDIA driver installed and no NVIDIA GPU on the PCI bus");
       f.evidence.emplace_back("/sys/bus/pci/devices: no NVIDIA display device");
     } else {
-      conclude(f, Status::fail, "an NVIDIA GPU is present but no NVIDIA driver is installed");
+      conclude(f, CheckStatus::fail, "an NVIDIA GPU is present but no NVIDIA driver is installed");
       f.fix = {"cudaenv bootstrap --dry-run   # shows the driver install steps for this OS",
                "cudaenv bootstrap"};
     }
     return f;
   }
   if (!modules.modules_readable) {
-    conclude(f, Status::skip, "/proc/modules cannot be read and the driver does not answer");
+    conclude(f, CheckStatus::skip, "/proc/modules cannot be read and the driver does not answer");
     return f;
   }
   module_not_loaded(in.facts, f);
@@ -133,25 +133,26 @@ Finding check_nouveau(const CheckInput& in) {
                                                   "sudo update-initramfs -u", "sudo reboot"};
   if (modules.nouveau) {
     if (driver_installed(in.facts)) {
-      conclude(f, Status::fail,
+      conclude(f, CheckStatus::fail,
                "nouveau is loaded, so the installed NVIDIA driver cannot take the GPU");
       f.fix = blacklist_fix;
     } else {
-      conclude(f, Status::warn, "nouveau drives the GPU; CUDA needs the NVIDIA driver instead");
+      conclude(f, CheckStatus::warn,
+               "nouveau drives the GPU; CUDA needs the NVIDIA driver instead");
       f.fix = {"cudaenv bootstrap"};
     }
     return f;
   }
   if (!driver_installed(in.facts)) {
-    conclude(f, Status::skip, "no NVIDIA driver installed");
+    conclude(f, CheckStatus::skip, "no NVIDIA driver installed");
   } else if (blacklisted) {
-    conclude(f, Status::ok, "nouveau is blacklisted and not loaded");
+    conclude(f, CheckStatus::ok, "nouveau is blacklisted and not loaded");
   } else if (host.in_container) {
-    conclude(f, Status::ok,
+    conclude(f, CheckStatus::ok,
              "nouveau is not loaded; its blacklist is the host's business (inside a container: " +
                  host.container_evidence + ")");
   } else {
-    conclude(f, Status::warn,
+    conclude(f, CheckStatus::warn,
              "nouveau is not loaded now, but nothing in modprobe.d blacklists it: it can take the "
              "GPU at boot whenever the NVIDIA module fails to load");
     f.evidence.push_back("scanned " + std::to_string(host.modprobe.files_read.size()) +
@@ -168,7 +169,7 @@ Finding check_secure_boot(const CheckInput& in) {
   const auto& sb = host.secure_boot;
   if (host.in_container) {
     conclude(
-        f, Status::skip,
+        f, CheckStatus::skip,
         "inside a container (" + host.container_evidence + "): Secure Boot belongs to the host");
     return f;
   }
@@ -183,22 +184,22 @@ Finding check_secure_boot(const CheckInput& in) {
   }
   switch (sb.state) {
     case probe::SecureBootState::no_efi:
-      conclude(f, Status::ok, "booted without UEFI: Secure Boot does not apply");
+      conclude(f, CheckStatus::ok, "booted without UEFI: Secure Boot does not apply");
       return f;
     case probe::SecureBootState::disabled:
-      conclude(f, Status::ok, "Secure Boot is disabled: any module loads");
+      conclude(f, CheckStatus::ok, "Secure Boot is disabled: any module loads");
       return f;
     case probe::SecureBootState::unknown:
-      conclude(f, Status::skip, "the Secure Boot state could not be read");
+      conclude(f, CheckStatus::skip, "the Secure Boot state could not be read");
       return f;
     case probe::SecureBootState::enabled: break;
   }
   if (in.facts.machine.modules.nvidia) {
-    conclude(f, Status::ok, "Secure Boot is on and the kernel accepted the nvidia module");
+    conclude(f, CheckStatus::ok, "Secure Boot is on and the kernel accepted the nvidia module");
     return f;
   }
   if (!driver_installed(in.facts)) {
-    conclude(f, Status::skip, "Secure Boot is on; no NVIDIA driver installed yet");
+    conclude(f, CheckStatus::skip, "Secure Boot is on; no NVIDIA driver installed yet");
     return f;
   }
   const bool known_unsigned =
@@ -208,7 +209,7 @@ Finding check_secure_boot(const CheckInput& in) {
         return text::contains(line, "Lockdown") || text::contains(line, "Key was rejected") ||
                text::contains(line, "module verification failed");
       });
-  conclude(f, known_unsigned || refused ? Status::fail : Status::warn,
+  conclude(f, known_unsigned || refused ? CheckStatus::fail : CheckStatus::warn,
            known_unsigned || refused
                ? "Secure Boot is on and the nvidia module is unsigned: the kernel refuses it"
                : "Secure Boot is on and the nvidia module is not loaded: an unsigned module is "
@@ -226,12 +227,12 @@ Finding check_dkms(const CheckInput& in) {
   const auto& kernel = in.facts.machine.os.kernel;
   if (host.in_container) {
     conclude(
-        f, Status::skip,
+        f, CheckStatus::skip,
         "inside a container (" + host.container_evidence + "): kernel modules belong to the host");
     return f;
   }
   if (kernel.empty() || !driver_installed(in.facts)) {
-    conclude(f, Status::skip,
+    conclude(f, CheckStatus::skip,
              kernel.empty() ? "the running kernel is unknown" : "no NVIDIA driver installed");
     return f;
   }
@@ -249,17 +250,17 @@ Finding check_dkms(const CheckInput& in) {
   }
   if (host.module_file) {
     f.evidence.push_back("module file: " + host.module_file->path);
-    conclude(f, Status::ok, "an nvidia module is installed for kernel " + kernel);
+    conclude(f, CheckStatus::ok, "an nvidia module is installed for kernel " + kernel);
     return f;
   }
   f.evidence.push_back("no nvidia.ko under /lib/modules/" + kernel);
   if (built_here) {
-    conclude(f, Status::warn,
+    conclude(f, CheckStatus::warn,
              "DKMS built nvidia " + built_version + " for " + kernel + " but it is not installed");
     f.fix = {"sudo dkms install nvidia/" + built_version + " -k " + kernel, "sudo modprobe nvidia"};
     return f;
   }
-  conclude(f, Status::fail,
+  conclude(f, CheckStatus::fail,
            host.dkms.registered.empty()
                ? "no nvidia module for kernel " + kernel + " and none registered with DKMS"
                : "DKMS built nvidia for " +

@@ -13,10 +13,10 @@ namespace cudaenv::doctor {
 namespace {
 
 Finding finding(const char* id, const char* title) {
-  return Finding{id, title, Status::skip, {}, {}, {}};
+  return Finding{id, title, CheckStatus::skip, {}, {}, {}};
 }
 
-void conclude(Finding& f, Status status, std::string summary) {
+void conclude(Finding& f, CheckStatus status, std::string summary) {
   f.status = status;
   f.summary = std::move(summary);
 }
@@ -101,7 +101,7 @@ Finding check_gpu_arch(const CheckInput& in) {
   auto f = finding("gpu-arch", "GPUs supported by the active toolkit and driver");
   const auto& gpus = in.facts.machine.gpus;
   if (gpus.empty()) {
-    conclude(f, Status::skip, "no GPU visible");
+    conclude(f, CheckStatus::skip, "no GPU visible");
     return f;
   }
   const auto driver =
@@ -130,11 +130,12 @@ Finding check_gpu_arch(const CheckInput& in) {
     }
   }
   if (!problems.empty()) {
-    conclude(f, Status::fail, text::join(problems, "; "));
+    conclude(f, CheckStatus::fail, text::join(problems, "; "));
   } else if (!release) {
-    conclude(f, Status::skip, "no active toolkit known to the database to check the GPUs against");
+    conclude(f, CheckStatus::skip,
+             "no active toolkit known to the database to check the GPUs against");
   } else {
-    conclude(f, Status::ok, "CUDA " + release->version.str() + " builds for every GPU here");
+    conclude(f, CheckStatus::ok, "CUDA " + release->version.str() + " builds for every GPU here");
   }
   return f;
 }
@@ -143,7 +144,7 @@ Finding check_cuda_link(const CheckInput& in) {
   auto f = finding("cuda-link", "/usr/local/cuda points at the active toolkit");
   const auto& link = in.facts.machine.default_link;
   if (!link) {
-    conclude(f, Status::skip, "no /usr/local/cuda");
+    conclude(f, CheckStatus::skip, "no /usr/local/cuda");
     return f;
   }
   f.evidence.push_back(text::join(link->chain, " -> "));
@@ -155,7 +156,7 @@ Finding check_cuda_link(const CheckInput& in) {
                         : "sudo ln -sfn " + target + " /usr/local/cuda";
   };
   if (link->dangling) {
-    conclude(f, Status::fail,
+    conclude(f, CheckStatus::fail,
              "/usr/local/cuda points at " + link->target + ", which does not exist");
     if (in.active.toolkit && text::starts_with(in.active.toolkit->path, "/usr/local/cuda-"))
       f.fix = {relink(in.active.toolkit->path)};
@@ -164,16 +165,16 @@ Finding check_cuda_link(const CheckInput& in) {
     return f;
   }
   if (!in.active.toolkit) {
-    conclude(f, Status::skip, "no active toolkit to compare with");
+    conclude(f, CheckStatus::skip, "no active toolkit to compare with");
     return f;
   }
   f.evidence.push_back("active toolkit: " + describe(in.active));
   const auto* target = toolkit_of(in.facts, link->target);
   if (target != nullptr && same_release(*target, *in.active.toolkit)) {
-    conclude(f, Status::ok, "/usr/local/cuda leads to the active toolkit");
+    conclude(f, CheckStatus::ok, "/usr/local/cuda leads to the active toolkit");
     return f;
   }
-  conclude(f, Status::warn,
+  conclude(f, CheckStatus::warn,
            "/usr/local/cuda leads to " +
                (target && target->version ? "CUDA " + target->version->str() + " at " : "") +
                link->target +
@@ -207,13 +208,13 @@ Finding check_library_path(const CheckInput& in) {
     f.evidence.push_back(copy.soname + ": " + copy.directory + " -> " + copy.real_path);
   duplicate_cudart(in.facts, problems);
   if (problems.empty()) {
-    conclude(f, Status::ok,
+    conclude(f, CheckStatus::ok,
              in.facts.host.linker.cudart.empty()
                  ? "no stray CUDA library directories"
                  : "every reachable libcudart soname leads to one file");
     return f;
   }
-  conclude(f, Status::warn, text::join(problems, "; "));
+  conclude(f, CheckStatus::warn, text::join(problems, "; "));
   if (!bad_variable_entries.empty())
     f.fix.push_back(ld_library_path_without(in.facts, bad_variable_entries));
   for (const auto& file : bad_files) f.fix.push_back("sudo rm " + file);
@@ -228,7 +229,7 @@ Finding check_library_path(const CheckInput& in) {
 Finding check_host_compiler(const CheckInput& in) {
   auto f = finding("host-compiler", "host gcc supported by the active nvcc");
   if (!in.active.toolkit || !in.active.toolkit->version) {
-    conclude(f, Status::skip, "no active CUDA toolkit");
+    conclude(f, CheckStatus::skip, "no active CUDA toolkit");
     return f;
   }
   // nvcc runs $NVCC_CCBIN when it is set, else the first gcc on PATH.
@@ -244,20 +245,20 @@ Finding check_host_compiler(const CheckInput& in) {
     }
   }
   if (gcc == nullptr) {
-    conclude(f, Status::skip, wanted + " not found on PATH");
+    conclude(f, CheckStatus::skip, wanted + " not found on PATH");
     return f;
   }
   f.evidence.push_back("active toolkit: " + describe(in.active));
   f.evidence.push_back(gcc->path + ": gcc " + gcc->version->str());
   const auto max = resolve::gcc_too_new(in.db, *in.active.toolkit->version, *gcc->version);
   if (!max) {
-    conclude(f, Status::ok,
+    conclude(f, CheckStatus::ok,
              "gcc " + gcc->version->str() + " is accepted by CUDA " +
                  in.active.toolkit->version->major_minor().str());
     return f;
   }
   const auto m = std::to_string(*max);
-  conclude(f, Status::fail,
+  conclude(f, CheckStatus::fail,
            "gcc " + gcc->version->str() + " is newer than CUDA " +
                in.active.toolkit->version->major_minor().str() + " accepts (gcc <= " + m +
                "): nvcc stops with \"unsupported GNU version\"");

@@ -21,9 +21,9 @@ constexpr Check check_table[] = {
 
 }  // namespace
 
-bool Report::has_failure() const { return count(Status::fail) > 0; }
+bool Report::has_failure() const { return count(CheckStatus::fail) > 0; }
 
-size_t Report::count(Status status) const {
+size_t Report::count(CheckStatus status) const {
   return static_cast<size_t>(std::count_if(findings.begin(), findings.end(),
                                            [&](const Finding& f) { return f.status == status; }));
 }
@@ -43,12 +43,12 @@ Report run_doctor(const DoctorFacts& facts, const manifest::Database& db) {
   return report;
 }
 
-const char* to_string(Status status) {
+const char* to_string(CheckStatus status) {
   switch (status) {
-    case Status::ok: return "ok";
-    case Status::warn: return "warn";
-    case Status::fail: return "fail";
-    case Status::skip: return "skip";
+    case CheckStatus::ok: return "ok";
+    case CheckStatus::warn: return "warn";
+    case CheckStatus::fail: return "fail";
+    case CheckStatus::skip: return "skip";
   }
   return "unknown";
 }

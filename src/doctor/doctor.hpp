@@ -12,7 +12,7 @@ struct Report {
   ActiveToolkit active;
   std::vector<Finding> findings;  // in the order of the check table
   bool has_failure() const;
-  size_t count(Status status) const;
+  size_t count(CheckStatus status) const;
 };
 
 // Everything the checks read, through the probe seams.

@@ -7,17 +7,17 @@
 
 namespace cudaenv::doctor {
 
-enum class Status { ok, warn, fail, skip };
+enum class CheckStatus { ok, warn, fail, skip };
 
 struct Finding {
   std::string id;     // stable: "kernel-module", "nouveau", ... (docs/doctor.md)
   std::string title;  // what is checked: "NVIDIA kernel module loaded"
-  Status status = Status::skip;
+  CheckStatus status = CheckStatus::skip;
   std::string summary;                // one line: what was found
   std::vector<std::string> evidence;  // what was read: "/proc/modules: nvidia absent"
   std::vector<std::string> fix;       // shell command lines, in order; "# ..." lines explain
 };
 
-const char* to_string(Status status);
+const char* to_string(CheckStatus status);
 
 }  // namespace cudaenv::doctor
