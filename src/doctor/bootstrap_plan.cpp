@@ -85,7 +85,13 @@ Result<std::vector<const manifest::CudaRelease*>> choose_releases(const DoctorFa
                         "CUDA " + text + " is not in the compatibility database",
                         "cudaenv resolve lists the versions it knows");
     }
-    const auto resolution = resolve::resolve_without_suggestions(db, target, wanted);
+    // Keep the installed driver where it fully supports a matching release; else resolve as if
+    // there were none, since the plan installs the driver the choice needs.
+    auto with_driver = target;
+    if (facts.machine.driver) with_driver.driver = Version::parse(facts.machine.driver->version);
+    auto resolution = resolve::resolve_without_suggestions(db, with_driver, wanted);
+    if (!resolution.ok() || resolution.best().driver.mode != resolve::DriverMode::full)
+      resolution = resolve::resolve_without_suggestions(db, target, wanted);
     if (!resolution.ok()) {
       const auto reason = resolution.rejected.empty() ? std::string("nothing fits")
                                                       : resolution.rejected.front().reason;
