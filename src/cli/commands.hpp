@@ -69,5 +69,27 @@ struct MirrorOptions {
   DownloadFlags download;  // --mirror is the upstream here
 };
 void add_mirror_command(CLI::App& app, Context& context, Outcome& outcome);
+struct DoctorOptions {
+  bool json = false;
+};
+// Exit code 0 when no check fails, 1 when any does (in outcome); errors for an unreadable database.
+Status run_doctor(const DoctorOptions& options, Context& context, Outcome& outcome);
+void add_doctor_command(CLI::App& app, Context& context, Outcome& outcome);
+
+}  // namespace cudaenv::cli
+
+namespace cudaenv::cli {
+
+struct BootstrapOptions {
+  std::vector<std::string> cuda;
+  int driver = 0;  // 0: the branch the database names for the newest CUDA
+  bool container = false;
+  bool dry_run = false;
+  bool yes = false;
+};
+// Exit 0 when the plan ran (or is waiting for a reboot) or was printed; errors for an unsupported
+// OS, an unknown CUDA version, and a failed or declined step.
+Status run_bootstrap(const BootstrapOptions& options, Context& context, Outcome& outcome);
+void add_bootstrap_command(CLI::App& app, Context& context, Outcome& outcome);
 
 }  // namespace cudaenv::cli

@@ -18,7 +18,8 @@ struct Context {
   probe::LibraryLoader& loader;
   std::ostream& out;
   std::ostream& err;
-  bool colour = false;  // stdout is a terminal and NO_COLOR is unset
+  bool colour = false;           // stdout is a terminal and NO_COLOR is unset
+  std::istream* in = &std::cin;  // answers to questions (bootstrap's confirmations)
 };
 
 }  // namespace cudaenv::cli

@@ -77,18 +77,39 @@ bool drain(Pipe& out, Pipe& err, ProcessResult& result,
   return true;
 }
 
+// A child that exits without reading its input must not kill us with SIGPIPE: the write fails
+// with EPIPE instead (MSG_NOSIGNAL does not apply to pipes, so the signal is ignored here).
+void write_all(int fd, const std::string& data) {
+  struct sigaction ignore {};
+  struct sigaction previous {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &ignore, &previous);
+  size_t written = 0;
+  while (written < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + written, data.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    written += static_cast<size_t>(n);
+  }
+  ::sigaction(SIGPIPE, &previous, nullptr);
+}
+
 }  // namespace
 
 Result<ProcessResult> SystemProcessRunner::run(const Command& command) {
   if (command.argv.empty()) return make_error(ErrorKind::failure, "empty command line");
-  Pipe out, err;
-  if (!out.open() || !err.open()) {
+  Pipe in, out, err;
+  if (!out.open() || !err.open() || (!command.input.empty() && !in.open())) {
     return make_error(ErrorKind::failure,
                       std::string("cannot create pipe: ") + std::strerror(errno));
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (command.input.empty()) {
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  } else {
+    posix_spawn_file_actions_adddup2(&actions, in.fds[0], 0);
+  }
   posix_spawn_file_actions_adddup2(&actions, out.fds[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err.fds[1], 2);
 
@@ -111,6 +132,11 @@ Result<ProcessResult> SystemProcessRunner::run(const Command& command) {
   }
   out.close_end(1);
   err.close_end(1);
+  if (!command.input.empty()) {
+    in.close_end(0);
+    write_all(in.fds[1], command.input);
+    in.close_end(1);
+  }
 
   ProcessResult result;
   const auto deadline = std::chrono::steady_clock::now() + command.timeout;

@@ -17,6 +17,9 @@ struct Command {
   // The child's full environment; nullopt inherits cudaenv's own.
   std::optional<std::map<std::string, std::string>> environment;
   std::chrono::milliseconds timeout{10000};
+  // Written to the child's standard input, which is then closed; empty: /dev/null. Kept small
+  // (a config file's lines): it is written whole before the output is read.
+  std::string input = {};
 };
 
 struct ProcessResult {

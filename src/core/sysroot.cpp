@@ -66,6 +66,20 @@ std::optional<std::string> Sysroot::read_file(const std::string& machine_path) c
   return content.str();
 }
 
+std::optional<std::string> Sysroot::read_tail(const std::string& machine_path, size_t bytes) const {
+  const auto chain = resolve(machine_path);
+  if (!chain.exists) return std::nullopt;
+  std::ifstream in(host_path(chain.target), std::ios::binary | std::ios::ate);
+  if (!in) return std::nullopt;
+  const auto size = static_cast<size_t>(in.tellg());
+  const auto start = size > bytes ? size - bytes : 0;
+  in.seekg(static_cast<std::streamoff>(start));
+  std::string tail(size - start, '\0');
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  if (!in) return std::nullopt;
+  return tail;
+}
+
 bool Sysroot::exists(const std::string& machine_path) const { return resolve(machine_path).exists; }
 
 bool Sysroot::is_directory(const std::string& machine_path) const {

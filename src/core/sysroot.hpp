@@ -33,6 +33,9 @@ class Sysroot {
   std::string machine_path(const std::filesystem::path& host) const;
 
   std::optional<std::string> read_file(const std::string& machine_path) const;
+  // The last `bytes` bytes of a file (all of it when shorter): trailers such as a kernel
+  // module's signature marker, without reading a 100 MB file whole.
+  std::optional<std::string> read_tail(const std::string& machine_path, size_t bytes) const;
   bool exists(const std::string& machine_path) const;
   bool is_directory(const std::string& machine_path) const;
   bool is_executable_file(const std::string& machine_path) const;

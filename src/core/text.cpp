@@ -47,6 +47,8 @@ std::vector<std::string> lines(std::string_view s) {
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
 
+bool ends_with(std::string_view s, std::string_view suffix) { return s.ends_with(suffix); }
+
 bool contains(std::string_view s, std::string_view needle) {
   return s.find(needle) != std::string_view::npos;
 }
@@ -66,6 +68,30 @@ std::optional<long long> parse_integer(std::string_view s) {
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
   if (ec != std::errc{} || end != s.data() + s.size() || value < 0) return std::nullopt;
   return value;
+}
+
+std::string shell_quote(std::string_view word) {
+  constexpr std::string_view safe =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-";
+  if (!word.empty() && word.find_first_not_of(safe) == std::string_view::npos) {
+    return std::string(word);
+  }
+  std::string quoted = "'";
+  for (const char c : word) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+std::string shell_join(const std::vector<std::string>& words) {
+  std::vector<std::string> quoted;
+  quoted.reserve(words.size());
+  for (const auto& word : words) quoted.push_back(shell_quote(word));
+  return join(quoted, " ");
 }
 
 }  // namespace cudaenv::text

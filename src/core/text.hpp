@@ -14,9 +14,14 @@ std::vector<std::string> split(std::string_view s, char separator);
 std::vector<std::string> split_whitespace(std::string_view s);
 std::vector<std::string> lines(std::string_view s);
 bool starts_with(std::string_view s, std::string_view prefix);
+bool ends_with(std::string_view s, std::string_view suffix);
 bool contains(std::string_view s, std::string_view needle);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
 // Parses a whole string as a non-negative decimal integer; nullopt on any other character.
 std::optional<long long> parse_integer(std::string_view s);
+// The word as a POSIX shell reads it back unchanged: left bare when it holds only safe
+// characters, else single-quoted ('it'\''s').
+std::string shell_quote(std::string_view word);
+std::string shell_join(const std::vector<std::string>& words);
 
 }  // namespace cudaenv::text

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/text.hpp"
+#include "probe/executables.hpp"
 
 namespace cudaenv::probe {
 
@@ -32,12 +33,6 @@ std::optional<Version> nvcc_wheel_version(const Sysroot& sysroot, const std::str
     }
   }
   return std::nullopt;
-}
-
-// The host path of the file a machine path's links lead to inside the root: running the path
-// itself would let the kernel follow an absolute link out of the sysroot.
-std::string runnable(const Sysroot& sysroot, const std::string& machine_path) {
-  return sysroot.host_path(sysroot.canonical(machine_path).value_or(machine_path)).string();
 }
 
 std::optional<Version> run_nvcc_version(ProcessRunner& runner, const Sysroot& sysroot,

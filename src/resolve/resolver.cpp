@@ -111,13 +111,11 @@ std::vector<std::string> set_warnings(const manifest::Database& db, const Soluti
              : std::string("the database does not know the driver for full support")));
   }
   if (target.gcc) {
-    if (const auto* limit = db.host_compiler(version);
-        limit && target.gcc->major() > limit->gcc_max) {
+    if (const auto gcc_max = gcc_too_new(db, version, *target.gcc)) {
+      const auto max = std::to_string(*gcc_max);
       warnings.push_back("host gcc " + target.gcc->str() + " is newer than CUDA " +
-                         version.major_minor().str() +
-                         " supports (gcc <= " + std::to_string(limit->gcc_max) + "): install gcc-" +
-                         std::to_string(limit->gcc_max) + " and set NVCC_CCBIN=gcc-" +
-                         std::to_string(limit->gcc_max) +
+                         version.major_minor().str() + " supports (gcc <= " + max +
+                         "): install gcc-" + max + " and set NVCC_CCBIN=gcc-" + max +
                          ", or pass -allow-unsupported-compiler at your own risk");
     }
   }

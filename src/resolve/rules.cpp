@@ -51,6 +51,13 @@ std::optional<std::string> gpu_driver_problem(const manifest::Database& db,
          ") needs driver >= " + arch->min_driver->str() + "; this driver is " + driver->str();
 }
 
+std::optional<int> gcc_too_new(const manifest::Database& db, const Version& cuda,
+                               const Version& gcc) {
+  const auto* limit = db.host_compiler(cuda);
+  if (limit == nullptr || gcc.major() <= limit->gcc_max) return std::nullopt;
+  return limit->gcc_max;
+}
+
 Coverage pytorch_coverage(const manifest::PytorchVariant& variant,
                           const Version& compute_capability) {
   if (!variant.sass) return Coverage::unknown;

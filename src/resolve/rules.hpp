@@ -36,6 +36,11 @@ std::optional<std::string> gpu_driver_problem(const manifest::Database& db,
                                               const Version& compute_capability,
                                               const std::optional<Version>& driver);
 
+// The newest gcc major that `cuda`'s nvcc accepts (crt/host_config.h), when `gcc` is newer than
+// that; nullopt when nvcc accepts it or the database has no limit for the release.
+std::optional<int> gcc_too_new(const manifest::Database& db, const Version& cuda,
+                               const Version& gcc);
+
 enum class Coverage {
   native,   // machine code for the same major with an equal or lower minor
   ptx_jit,  // only PTX for an equal or lower compute capability: the driver compiles it at start

@@ -1,0 +1,50 @@
+#pragma once
+// The doctor's checks, one function each, in the order they run (docs/doctor.md). Each reads only
+// the facts probe gathered through the sysroot and process seams, and the compatibility database.
+
+#include "doctor/active_toolkit.hpp"
+#include "doctor/finding.hpp"
+#include "manifest/database.hpp"
+#include "probe/facts.hpp"
+#include "probe/host_facts.hpp"
+
+namespace cudaenv::doctor {
+
+struct DoctorFacts {
+  probe::MachineFacts machine;
+  probe::HostFacts host;
+};
+
+struct CheckInput {
+  const DoctorFacts& facts;
+  const manifest::Database& db;
+  const ActiveToolkit& active;
+};
+
+// Kernel side (checks_kernel.cpp).
+Finding check_kernel_module(const CheckInput& in);
+Finding check_nouveau(const CheckInput& in);
+Finding check_secure_boot(const CheckInput& in);
+Finding check_dkms(const CheckInput& in);
+// Driver side (checks_driver.cpp).
+Finding check_driver_packages(const CheckInput& in);
+Finding check_device_nodes(const CheckInput& in);
+Finding check_nvidia_smi(const CheckInput& in);
+Finding check_driver_toolkit(const CheckInput& in);
+// Toolkit side (checks_toolkit.cpp).
+Finding check_gpu_arch(const CheckInput& in);
+Finding check_cuda_link(const CheckInput& in);
+Finding check_library_path(const CheckInput& in);
+Finding check_host_compiler(const CheckInput& in);
+// Python frameworks (checks_framework.cpp).
+Finding check_framework(const CheckInput& in);
+
+// Shared by the checks.
+bool driver_installed(const DoctorFacts& facts);
+// The database's record for a toolkit version: the release itself, else the oldest release of its
+// major.minor (an nvcc version such as 13.0.88 names no release).
+const manifest::CudaRelease* release_for(const manifest::Database& db, const Version& version);
+// "nvidia-driver-580" with the command that installs it on this OS.
+std::string driver_install_command(const DoctorFacts& facts, int branch);
+
+}  // namespace cudaenv::doctor

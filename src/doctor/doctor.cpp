@@ -1,0 +1,56 @@
+#include "doctor/doctor.hpp"
+
+#include <algorithm>
+
+#include "probe/host.hpp"
+
+namespace cudaenv::doctor {
+
+namespace {
+
+using Check = Finding (*)(const CheckInput&);
+
+// Ordered along the failure chain, from the kernel up to the frameworks: an earlier failure is
+// usually the cause of the later ones.
+constexpr Check check_table[] = {
+    check_kernel_module,   check_nouveau,      check_secure_boot,  check_dkms,
+    check_driver_packages, check_device_nodes, check_nvidia_smi,   check_driver_toolkit,
+    check_gpu_arch,        check_cuda_link,    check_library_path, check_host_compiler,
+    check_framework,
+};
+
+}  // namespace
+
+bool Report::has_failure() const { return count(CheckStatus::fail) > 0; }
+
+size_t Report::count(CheckStatus status) const {
+  return static_cast<size_t>(std::count_if(findings.begin(), findings.end(),
+                                           [&](const Finding& f) { return f.status == status; }));
+}
+
+DoctorFacts gather_facts(const probe::ProbeContext& context) {
+  DoctorFacts facts;
+  facts.machine = probe::probe_machine(context);
+  facts.host = probe::probe_host(context, facts.machine);
+  return facts;
+}
+
+Report run_doctor(const DoctorFacts& facts, const manifest::Database& db) {
+  Report report;
+  report.active = select_active_toolkit(facts.machine);
+  const CheckInput input{facts, db, report.active};
+  for (const auto check : check_table) report.findings.push_back(check(input));
+  return report;
+}
+
+const char* to_string(CheckStatus status) {
+  switch (status) {
+    case CheckStatus::ok: return "ok";
+    case CheckStatus::warn: return "warn";
+    case CheckStatus::fail: return "fail";
+    case CheckStatus::skip: return "skip";
+  }
+  return "unknown";
+}
+
+}  // namespace cudaenv::doctor

@@ -1,0 +1,185 @@
+// `cudaenv doctor` on fixture machines (tests/fixtures/machines/doctor-*): each machine is broken
+// in known ways, and each check must report exactly that, with the evidence and fix that say so.
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include "core/paths.hpp"
+#include "core/process.hpp"
+#include "core/text.hpp"
+#include "doctor/doctor.hpp"
+#include "manifest/load.hpp"
+#include "probe/library_loader.hpp"
+#include "test_util.hpp"
+
+using namespace cudaenv;
+using cudaenv::test::FixtureMachine;
+using cudaenv::test::TempDir;
+
+namespace {
+
+constexpr const char* debian_path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+const manifest::Database& database() {
+  static const auto db = manifest::load_database(manifest::embedded_manifests());
+  REQUIRE(db.ok());
+  return *db;
+}
+
+// Runs the doctor on a copy of the machine, as its user with these variables would.
+doctor::Report doctor_on(const std::string& name, std::map<std::string, std::string> variables) {
+  const FixtureMachine machine(name);
+  const TempDir home;
+  variables["HOME"] = home.path().string();
+  if (variables.count("PATH") == 0)
+    variables["PATH"] = std::string("/usr/local/cuda/bin:") + debian_path;
+  const Environment env(std::move(variables));
+  const Sysroot sysroot(machine.root());
+  probe::DlLibraryLoader loader(sysroot);
+  SystemProcessRunner runner;
+  const auto facts = doctor::gather_facts({sysroot, loader, runner, env, paths::data_root(env)});
+  return doctor::run_doctor(facts, database());
+}
+
+const doctor::Finding& finding(const doctor::Report& report, const std::string& id) {
+  for (const auto& f : report.findings) {
+    if (f.id == id) return f;
+  }
+  FAIL("no finding " << id);
+  throw std::logic_error("unreachable");
+}
+
+// "id=status" for every check, in order: one glance shows the whole verdict.
+std::string verdict(const doctor::Report& report) {
+  std::vector<std::string> parts;
+  for (const auto& f : report.findings) parts.push_back(f.id + "=" + doctor::to_string(f.status));
+  return text::join(parts, " ");
+}
+
+bool any_contains(const std::vector<std::string>& lines, const std::string& needle) {
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& line) { return text::contains(line, needle); });
+}
+
+}  // namespace
+
+TEST_CASE("doctor: a healthy Ubuntu 24.04 machine passes every check") {
+  const auto report = doctor_on("doctor-healthy-2404", {});
+  CHECK(verdict(report) ==
+        "kernel-module=ok nouveau=ok secure-boot=ok dkms=ok driver-packages=ok device-nodes=ok "
+        "nvidia-smi=ok driver-toolkit=ok gpu-arch=ok cuda-link=ok library-path=ok "
+        "host-compiler=ok framework=ok");
+  CHECK_FALSE(report.has_failure());
+  CHECK(report.active.selected_by == "nvcc on PATH");
+  CHECK(report.active.toolkit->path == "/usr/local/cuda-13.0");
+  CHECK(any_contains(finding(report, "secure-boot").evidence, "SecureBoot-8be4df61"));
+  CHECK(any_contains(finding(report, "nouveau").evidence,
+                     "/etc/modprobe.d/nvidia-blacklists-nouveau.conf: blacklist nouveau"));
+  CHECK(finding(report, "framework").summary ==
+        "torch 2.8.0+cu128 (CUDA 12.8) fits the driver and the GPUs");
+}
+
+TEST_CASE("doctor: nouveau holds the GPU, so the installed driver 535 cannot load") {
+  const auto report = doctor_on("doctor-nouveau-2204", {});
+  CHECK(verdict(report) ==
+        "kernel-module=fail nouveau=fail secure-boot=ok dkms=ok driver-packages=ok "
+        "device-nodes=fail nvidia-smi=fail driver-toolkit=ok gpu-arch=skip cuda-link=ok "
+        "library-path=ok host-compiler=fail framework=skip");
+  const auto& module = finding(report, "kernel-module");
+  CHECK(text::contains(module.summary, "nouveau is loaded and holds the GPU"));
+  CHECK(any_contains(module.evidence, "dmesg: [   61.204911] NVRM: The NVIDIA probe routine"));
+  const auto& nouveau = finding(report, "nouveau");
+  CHECK(nouveau.fix == std::vector<std::string>{
+                           "printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee "
+                           "/etc/modprobe.d/blacklist-nouveau.conf",
+                           "sudo update-initramfs -u", "sudo reboot"});
+  CHECK(text::contains(finding(report, "nvidia-smi").summary, "cannot communicate"));
+  const auto& gcc = finding(report, "host-compiler");
+  CHECK(text::contains(gcc.summary, "gcc 12.3.0 is newer than CUDA 11.8 accepts (gcc <= 11)"));
+  CHECK(gcc.fix == std::vector<std::string>{"export NVCC_CCBIN=gcc-11"});  // gcc-11 is there
+  CHECK(report.has_failure());
+}
+
+TEST_CASE("doctor: a kernel update left DKMS without a module; two driver versions installed") {
+  const auto report = doctor_on("doctor-dkms-kernel-update", {});
+  const auto& dkms = finding(report, "dkms");
+  CHECK(dkms.status == doctor::CheckStatus::fail);
+  CHECK(text::contains(dkms.summary,
+                       "DKMS built nvidia for 5.15.0-102-generic but not for the "
+                       "running kernel 5.15.0-105-generic"));
+  CHECK(dkms.fix.at(1) == "sudo dkms autoinstall -k 5.15.0-105-generic");
+  const auto& packages = finding(report, "driver-packages");
+  CHECK(packages.status == doctor::CheckStatus::fail);
+  CHECK(text::contains(packages.summary,
+                       "2 NVIDIA driver versions are installed (535.183.01, 550.120)"));
+  CHECK(packages.fix.front() == "sudo apt-get purge -y libnvidia-compute-535   # keeps 550.120");
+  CHECK(any_contains(packages.evidence, "runfile installer file: /usr/bin/nvidia-uninstall"));
+  CHECK(text::contains(finding(report, "kernel-module").summary,
+                       "no nvidia.ko is built for kernel 5.15.0-105-generic"));
+}
+
+TEST_CASE("doctor: Secure Boot refuses the unsigned nvidia module") {
+  const auto report = doctor_on("doctor-secureboot-unsigned", {});
+  const auto& sb = finding(report, "secure-boot");
+  CHECK(sb.status == doctor::CheckStatus::fail);
+  CHECK(any_contains(sb.evidence, "SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c: value byte 1"));
+  CHECK(any_contains(sb.evidence,
+                     "/lib/modules/5.15.0-105-generic/updates/dkms/nvidia.ko: not signed"));
+  CHECK(any_contains(sb.fix, "mokutil --import"));
+  CHECK(text::contains(finding(report, "kernel-module").summary, "refused an unsigned module"));
+  CHECK(finding(report, "dkms").status == doctor::CheckStatus::ok);
+}
+
+TEST_CASE("doctor: a Tesla K80 on driver 470 with CUDA 12.4 active") {
+  const auto report = doctor_on("doctor-toolkit-mismatch",
+                                {{"PATH", std::string("/usr/local/cuda-12.4/bin:") + debian_path},
+                                 {"LD_LIBRARY_PATH", "/usr/local/cuda-11.4/lib64"}});
+  CHECK(report.active.toolkit->path == "/usr/local/cuda-12.4");
+  CHECK(verdict(report) ==
+        "kernel-module=ok nouveau=ok secure-boot=ok dkms=ok driver-packages=ok device-nodes=ok "
+        "nvidia-smi=ok driver-toolkit=fail gpu-arch=fail cuda-link=warn library-path=warn "
+        "host-compiler=ok framework=fail");
+  const auto& driver = finding(report, "driver-toolkit");
+  CHECK(driver.summary ==
+        "driver 470.256.02 is too old for CUDA 12.4.1: it needs >= 550.54.15 (minor-version "
+        "compatibility >= 525.60.13)");
+  CHECK(driver.fix.front() == "sudo apt-get install -y nvidia-driver-550");
+  const auto& arch = finding(report, "gpu-arch");
+  CHECK(text::contains(arch.summary, "sm_37"));
+  CHECK(arch.fix.front() == "cudaenv install 11.8");
+  const auto& link = finding(report, "cuda-link");
+  CHECK(text::contains(link.summary, "/usr/local/cuda leads to CUDA 11.4.4"));
+  CHECK(link.fix == std::vector<std::string>{"sudo ln -sfn /usr/local/cuda-12.4 /usr/local/cuda"});
+  const auto& library = finding(report, "library-path");
+  CHECK(text::contains(library.summary,
+                       "LD_LIBRARY_PATH: /usr/local/cuda-11.4/lib64 holds CUDA "
+                       "11.4.4's libraries"));
+  CHECK(text::contains(library.summary,
+                       "/usr/local/cuda-10.2/targets/x86_64-linux/lib does not exist"));
+  CHECK(library.fix == std::vector<std::string>{"unset LD_LIBRARY_PATH",
+                                                "sudo rm /etc/ld.so.conf.d/cuda-10-2.conf",
+                                                "sudo ldconfig"});
+  const auto& framework = finding(report, "framework");
+  CHECK(text::contains(framework.summary, "driver 470.256.02 is too old for torch's CUDA 12.8"));
+  CHECK(text::contains(framework.summary, "torch has no kernels for GPU 0 (sm_37)"));
+}
+
+TEST_CASE("doctor: CUDAENV_VERSION that matches no cudaenv toolkit falls back to the system's") {
+  const auto report = doctor_on("doctor-healthy-2404", {{"CUDAENV_VERSION", "12.1"}});
+  CHECK(report.active.selected_by == "nvcc on PATH");
+  REQUIRE(report.active.notes.size() == 1);
+  CHECK(text::contains(report.active.notes[0], "CUDAENV_VERSION=12.1 matches no toolkit"));
+}
+
+TEST_CASE(
+    "doctor: without nvcc on PATH the active toolkit is CUDA_HOME's, then /usr/local/cuda's") {
+  CHECK(doctor_on("doctor-healthy-2404",
+                  {{"PATH", debian_path}, {"CUDA_HOME", "/usr/local/cuda-12.4"}})
+            .active.selected_by == "CUDA_HOME");
+  const auto report = doctor_on("doctor-healthy-2404", {{"PATH", debian_path}});
+  CHECK(report.active.selected_by == "/usr/local/cuda");
+  CHECK(report.active.toolkit->path == "/usr/local/cuda-13.0");
+}
