@@ -40,6 +40,7 @@ int run_app(int argc, const char* const* argv, Context& context) {
   Outcome outcome;
   add_info_command(app, context, outcome);
   add_resolve_command(app, context, outcome);
+  add_verify_command(app, context, outcome);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
