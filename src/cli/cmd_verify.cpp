@@ -59,7 +59,8 @@ class VerifyPrinter {
                       : v.build.ok() ? "compiled in " + fixed(v.build.seconds, "%.1f") + " s"
                                      : styled("compile failed", Tone::bad, colour_);
     row("Build", targets + "  " + how);
-    row("", dim(v.build.binary.string()));
+    // A failed compile shows how to repeat it; a built program shows where it is.
+    row("", dim(v.build.ok() ? v.build.binary.string() : text::join(v.build.command, " ")));
   }
 
   void print_runtime(const verify::ProgramReport& program) {

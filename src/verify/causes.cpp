@@ -9,6 +9,10 @@ namespace cudaenv::verify::causes {
 
 namespace {
 
+std::string compute_name(const Version& cc) {
+  return "compute_" + std::to_string(cc.major()) + std::to_string(cc.minor());
+}
+
 std::string toolkit_name(const ClassifyContext& context) { return "CUDA " + context.toolkit.str(); }
 
 // "nvidia-driver-580": the Ubuntu package of the oldest branch that runs this toolkit.
@@ -95,12 +99,11 @@ std::string arch_fix(const ClassifyContext& context, const Version& gpu) {
     return toolkit_name(context) + " cannot build for " + sm + " (" + arch->name + "); " + range +
            " can: cudaenv install " + pick.str() + " && cudaenv verify " + pick.str();
   }
-  const auto cc = std::to_string(gpu.major()) + std::to_string(gpu.minor());
-  std::string fix = "build for the GPU: nvcc -gencode arch=compute_" + cc + ",code=sm_" + cc +
-                    " (" + toolkit_name(context) + " targets " + sm +
-                    "), or keep PTX in the build (-gencode arch=compute_XX,code=compute_XX for "
-                    "an architecture up to " +
-                    sm + ") so the driver can compile it";
+  const auto compute = compute_name(gpu);
+  std::string fix = "build for it: nvcc -gencode arch=" + compute + ",code=" + sm + " (" +
+                    toolkit_name(context) + " targets " + sm +
+                    "), or ship PTX the driver compiles at start-up: -gencode arch=" + compute +
+                    ",code=" + compute;
   if (context.archs.source == "only-arch") {
     fix += "; plain 'cudaenv verify' (without --only-arch/--no-ptx) builds for the GPUs present";
   }
@@ -178,15 +181,16 @@ Cause driver_too_old(const ClassifyContext& context, const std::string& evidence
           fix};
 }
 
+std::string build_contents(const ArchPlan& archs) {
+  std::vector<std::string> sms;
+  for (const auto& cc : archs.sass) sms.push_back(resolve::sm_name(cc));
+  return "machine code for " + (sms.empty() ? std::string("nothing") : text::join(sms, " ")) +
+         (archs.ptx ? " and PTX " + compute_name(*archs.ptx) : std::string(" and no PTX"));
+}
+
 Cause no_kernel_image(const ClassifyContext& context, const std::optional<Version>& gpu,
-                      const std::string& evidence) {
-  std::string built = "machine code for";
-  for (const auto& cc : context.archs.sass) built += " " + resolve::sm_name(cc);
-  built += context.archs.ptx ? ", PTX for " + resolve::sm_name(*context.archs.ptx)
-                             : std::string(" and no PTX");
-  const auto target = gpu ? "a " + resolve::sm_name(*gpu) + " GPU" : std::string("this GPU");
-  return {CauseId::no_kernel_image,
-          "no kernel image for " + target + " (the program holds " + built + "): " + evidence,
+                      std::string message) {
+  return {CauseId::no_kernel_image, std::move(message),
           gpu ? arch_fix(context, *gpu)
               : "build for the GPU's architecture: nvcc -gencode arch=compute_XY,code=sm_XY"};
 }

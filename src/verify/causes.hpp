@@ -16,9 +16,11 @@ std::string describe(const CudaErrorLine& error);
 Cause no_driver(const ClassifyContext& context, const std::string& evidence,
                 std::string_view error_name);
 Cause driver_too_old(const ClassifyContext& context, const std::string& evidence);
-// `gpu`: the compute capability that has no image, when known.
+// "machine code for sm_80 and no PTX": what a build holds.
+std::string build_contents(const ArchPlan& archs);
+// `gpu`: the compute capability that has no image, when known; the fix is built from it.
 Cause no_kernel_image(const ClassifyContext& context, const std::optional<Version>& gpu,
-                      const std::string& evidence);
+                      std::string message);
 Cause host_compiler_unsupported(const ClassifyContext& context, std::string_view nvcc_output);
 Cause cudart_missing(const ClassifyContext& context, const std::string& loader_message);
 Cause cudart_other_version(const ClassifyContext& context, int runtime_version);

@@ -3,6 +3,7 @@
 #include <regex>
 
 #include "core/text.hpp"
+#include "resolve/rules.hpp"
 #include "verify/causes.hpp"
 
 namespace cudaenv::verify {
@@ -64,15 +65,23 @@ std::optional<Version> architecture_in(std::string_view text) {
   return Version::parse(match[1].str() + "." + match[2].str());
 }
 
-// The compute capability of the GPU an error happened on: from the program's own report, else
-// from probe (the first GPU, where the program stops).
-std::optional<Version> gpu_of(const CudaErrorLine& error, const Evidence& evidence,
-                              const ClassifyContext& context) {
+// The GPU an error happened on, from the program's own report, else from probe (the first GPU,
+// where the program stops): its compute capability, and its name for people.
+std::pair<std::optional<Version>, std::string> gpu_of(const CudaErrorLine& error,
+                                                      const Evidence& evidence,
+                                                      const ClassifyContext& context) {
   for (const auto& gpu : evidence.program.gpus) {
-    if (error.gpu && gpu.index == *error.gpu) return gpu.compute_capability;
+    if (error.gpu && gpu.index == *error.gpu) {
+      return {gpu.compute_capability, "GPU " + std::to_string(gpu.index) + " (" + gpu.name + ", " +
+                                          resolve::sm_name(gpu.compute_capability) + ")"};
+    }
   }
-  if (!context.gpus.empty()) return context.gpus.front().compute_capability;
-  return std::nullopt;
+  if (!context.gpus.empty()) {
+    const auto& gpu = context.gpus.front();
+    return {gpu.compute_capability,
+            gpu.name + " (" + resolve::sm_name(gpu.compute_capability) + ")"};
+  }
+  return {std::nullopt, "this GPU"};
 }
 
 Cause from_runtime_error(const CudaErrorLine& error, const Evidence& evidence,
@@ -89,8 +98,13 @@ Cause from_runtime_error(const CudaErrorLine& error, const Evidence& evidence,
       }
       return causes::driver_too_old(context, evidence_text);
     case CauseId::no_driver: return causes::no_driver(context, evidence_text, error.name);
-    case CauseId::no_kernel_image:
-      return causes::no_kernel_image(context, gpu_of(error, evidence, context), evidence_text);
+    case CauseId::no_kernel_image: {
+      const auto [cc, label] = gpu_of(error, evidence, context);
+      return causes::no_kernel_image(context, cc,
+                                     "no kernel image for " + label + ": the program holds " +
+                                         causes::build_contents(context.archs) + "; " +
+                                         evidence_text);
+    }
     case CauseId::out_of_memory: return causes::out_of_memory(evidence_text);
     default: return causes::runtime_error(evidence_text);
   }
@@ -104,8 +118,11 @@ std::optional<Cause> from_compile(const ProcessResult& compile, const ClassifyCo
     return causes::host_compiler_unsupported(context, output);
   }
   if (named == CauseId::no_kernel_image) {
-    return causes::no_kernel_image(context, architecture_in(output),
-                                   text::lines(output).empty() ? output : text::lines(output)[0]);
+    const auto lines = text::lines(output);
+    return causes::no_kernel_image(
+        context, architecture_in(output),
+        "nvcc (CUDA " + context.toolkit.str() +
+            ") cannot build for this GPU: " + (lines.empty() ? output : lines.front()));
   }
   return causes::compile_failed(compile);
 }

@@ -145,6 +145,7 @@ TEST_CASE("no kernel image for the H200 names sm_90, the missing flag and the wr
   REQUIRE(cause);
   CHECK(cause->id == CauseId::no_kernel_image);
   CHECK(has(cause->message, "sm_90"));
+  CHECK(has(cause->message, "GPU 0 (NVIDIA H200, sm_90)"));
   CHECK(has(cause->message, "machine code for sm_80 and no PTX"));
   CHECK(has(cause->fix, "-gencode arch=compute_90,code=sm_90"));
   CHECK(has(cause->fix, "--only-arch"));
