@@ -158,9 +158,12 @@ Result<BuildResult> build_program(const BuildSpec& spec, const fs::path& cache_r
   const auto start = std::chrono::steady_clock::now();
   auto compile = runner.run({result.command, spec.environment, std::chrono::minutes(5)});
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!compile) return compile.error().with_context("running nvcc");
-  result.compile = *compile;
-  if (compile->succeeded() && !is_executable(partial)) {
+  // An nvcc that cannot be started (a toolkit without its compiler) is a failed compile: the
+  // toolkit is what is being verified, so this is a finding, not an error of cudaenv's.
+  result.compile = compile
+                       ? *compile
+                       : ProcessResult{127, false, "", "error: " + compile.error().message + "\n"};
+  if (result.compile->succeeded() && !is_executable(partial)) {
     // Reported as a failed compile, so the classifier names it.
     result.compile->exit_code = -1;
     result.compile->err +=

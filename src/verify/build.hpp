@@ -64,8 +64,8 @@ struct BuildResult {
 
 // The program in cache_root/<key>/, built there first when missing. nvcc writes to a temporary
 // name that is renamed into place, so an interrupted build never leaves a program a later run
-// would trust. An Error only when the cache cannot be written or nvcc cannot be started; a
-// failed compile is a BuildResult for the classifier.
+// would trust. An Error only when the cache cannot be written; a failed compile (also an nvcc
+// that cannot be started) is a BuildResult for the classifier.
 Result<BuildResult> build_program(const BuildSpec& spec, const std::filesystem::path& cache_root,
                                   ProcessRunner& runner);
 

@@ -284,3 +284,20 @@ TEST_CASE("--cudnn finds the library in lib64/ or lib/ and the header beside it"
   REQUIRE_FALSE(none.ok());
   CHECK(none.error().kind == ErrorKind::not_found);
 }
+
+TEST_CASE("a toolkit without an nvcc is a failed compile for the classifier, not an error") {
+  test::TempDir cache;
+  SystemProcessRunner runner;
+  const BuildSpec spec{(cache.path() / "no-toolkit").string(),
+                       "12.9.1",
+                       plan_architectures(db(), v("12.9.1"), {}, {}),
+                       "int main() {}",
+                       {}};
+  auto result = build_program(spec, cache.path(), runner);
+  REQUIRE(result.ok());
+  CHECK_FALSE(result->ok());
+  REQUIRE(result->compile);
+  CHECK(result->compile->exit_code == 127);
+  CHECK(result->compile->err.find("bin/nvcc") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(result->binary));
+}
