@@ -99,13 +99,14 @@ bool report_device(int device) {
   return true;
 }
 
-// Buffers freed on every path out of the checks below.
+// Buffers freed on every path out of the checks below. A failure here is printed too; the first
+// error printed is the one that stopped the check.
 struct DeviceBuffers {
   unsigned int* input = nullptr;
   unsigned int* output = nullptr;
   ~DeviceBuffers() {
-    cudaFree(input);
-    cudaFree(output);
+    if (input != nullptr) check(cudaFree(input), "cudaFree");
+    if (output != nullptr) check(cudaFree(output), "cudaFree");
   }
 };
 
@@ -132,7 +133,7 @@ bool compare(int device, const std::vector<unsigned int>& input,
 // Device-to-device copy rate, counting bytes read plus bytes written as NVIDIA's bandwidthTest
 // does. A sanity figure: a GPU far below its class points at a throttled or faulty device.
 bool report_bandwidth(int device, const DeviceBuffers& buffers, size_t bytes) {
-  constexpr int repeats = 20;
+  constexpr int repeats = 50;
   cudaEvent_t start;
   cudaEvent_t stop;
   if (!check(cudaEventCreate(&start), "cudaEventCreate")) return false;
@@ -153,8 +154,8 @@ bool report_bandwidth(int device, const DeviceBuffers& buffers, size_t bytes) {
     std::printf("bandwidth gpu=%d device_to_device_gbs=%.1f bytes=%zu repeats=%d\n", device,
                 gigabytes / (milliseconds / 1e3), bytes, repeats);
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
+  ok = check(cudaEventDestroy(start), "cudaEventDestroy") && ok;
+  ok = check(cudaEventDestroy(stop), "cudaEventDestroy") && ok;
   return ok;
 }
 

@@ -49,7 +49,7 @@ TEST_CASE("the program's report is read line by line, free text last") {
       "devices count=1\n"
       "gpu index=0 cc=9.0 sms=132 memory=150109880320 name=NVIDIA H200 NVL\n"
       "kernel gpu=0 status=ok elements=16777216\n"
-      "bandwidth gpu=0 device_to_device_gbs=3105.2 bytes=67108864 repeats=20\n"
+      "bandwidth gpu=0 device_to_device_gbs=3105.2 bytes=67108864 repeats=50\n"
       "done status=ok\n");
   CHECK(report.driver_version == 13000);
   CHECK(report.runtime_version == 13000);

@@ -249,7 +249,7 @@ TEST_CASE("a run where every kernel matched and the build was cached has no caus
   const std::string out = std::string("versions driver=13000 runtime=13000\ndevices count=1\n") +
                           h200_gpu +
                           "kernel gpu=0 status=ok elements=16777216\n"
-                          "bandwidth gpu=0 device_to_device_gbs=3105.2 bytes=67108864 repeats=20\n"
+                          "bandwidth gpu=0 device_to_device_gbs=3105.2 bytes=67108864 repeats=50\n"
                           "done status=ok\n";
   Evidence evidence = ran(0, out);
   evidence.compile.reset();
