@@ -301,3 +301,75 @@ TEST_CASE("a toolkit without an nvcc is a failed compile for the classifier, not
   CHECK(result->compile->err.find("bin/nvcc") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(result->binary));
 }
+
+namespace {
+
+// Answers every command with one output, as frameworks.py would print it.
+struct CannedPython final : ProcessRunner {
+  std::string output;
+  std::vector<std::string> argv;
+  Result<ProcessResult> run(const Command& command) override {
+    argv = command.argv;
+    return ProcessResult{0, false, output, ""};
+  }
+};
+
+FrameworkReport check_with(const std::string& name, const std::string& output,
+                           const std::vector<Version>& gpus) {
+  test::TempDir bin;
+  test::write_file(bin.path() / "python3", "");
+  std::filesystem::permissions(bin.path() / "python3", std::filesystem::perms::owner_all);
+  CannedPython python;
+  python.output = output;
+  const ClassifyContext context{db(),         std::nullopt, {},         {},
+                                v("12.8.1"),  "/opt/cuda",  ArchPlan{}, std::nullopt,
+                                std::nullopt, std::nullopt};
+  auto report =
+      check_framework(name, "script", {{"PATH", bin.path().string()}}, python, gpus, context);
+  CHECK(python.argv ==
+        std::vector<std::string>{(bin.path() / "python3").string(), "-c", "script", name});
+  return report;
+}
+
+}  // namespace
+
+TEST_CASE("a framework built without the GPU's architecture is no_kernel_image") {
+  const auto report =
+      check_with("torch",
+                 "framework framework=torch status=imported version=2.8.0+cu128 cuda=12.8 gpus=1 "
+                 "archs=sm_75,sm_80,sm_86,sm_90,sm_100,sm_120\n"
+                 "op framework=torch status=ok value=1649266917376 expected=1649266917376\n",
+                 {v("6.1")});
+  REQUIRE(report.cause);
+  CHECK(report.cause->id == CauseId::no_kernel_image);
+  CHECK(report.cause->message.find("no kernels for sm_61") != std::string::npos);
+  CHECK(report.cause->fix.find("cudaenv resolve --torch") != std::string::npos);
+}
+
+TEST_CASE("a framework that covers the GPU and computes the right sum passes") {
+  const auto report =
+      check_with("torch",
+                 "framework framework=torch status=imported version=2.8.0+cu128 cuda=12.8 gpus=1 "
+                 "archs=sm_75,sm_80,sm_86,sm_90,sm_100,sm_120\n"
+                 "op framework=torch status=ok value=1649266917376 expected=1649266917376\n",
+                 {v("9.0")});
+  CHECK_FALSE(report.cause);
+  REQUIRE(report.coverage.size() == 1);
+  CHECK(report.coverage[0].second == Coverage::native);
+}
+
+TEST_CASE("a missing or CPU-only framework fails that framework's check") {
+  const auto missing =
+      check_with("tensorflow",
+                 "framework framework=tensorflow status=missing message=No module named "
+                 "'tensorflow'\n",
+                 {v("9.0")});
+  REQUIRE(missing.cause);
+  CHECK(missing.cause->id == CauseId::framework_not_installed);
+  const auto cpu = check_with(
+      "torch",
+      "framework framework=torch status=imported version=2.8.0+cpu cuda=- gpus=0 archs=-\n",
+      {v("9.0")});
+  REQUIRE(cpu.cause);
+  CHECK(cpu.cause->id == CauseId::framework_cpu_only);
+}
