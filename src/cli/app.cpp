@@ -45,6 +45,7 @@ int run_app(int argc, const char* const* argv, Context& context) {
   add_mirror_command(app, context, outcome);
   add_doctor_command(app, context, outcome);
   add_bootstrap_command(app, context, outcome);
+  add_verify_command(app, context, outcome);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

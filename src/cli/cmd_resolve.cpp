@@ -50,16 +50,6 @@ Result<resolve::Request> build_request(const ResolveOptions& options) {
   return request;
 }
 
-// "8.9" or "sm_89" -> 8.9.
-std::optional<Version> parse_arch(std::string text) {
-  if (text::starts_with(text, "sm_") && text.size() >= 5) {
-    text = text.substr(3, text.size() - 4) + "." + text.back();
-  }
-  auto version = Version::parse(text);
-  if (!version || version->size() != 2) return std::nullopt;
-  return version;
-}
-
 void detect(TargetReport& report, Context& context) {
   auto driver = probe::probe_driver(context.sysroot, context.loader);
   if (driver.driver) {
@@ -102,7 +92,7 @@ Result<TargetReport> build_target(const ResolveOptions& options, Context& contex
   if (!options.arch.empty()) {
     report.target.gpus.clear();
     for (const auto& arch : options.arch) {
-      auto cc = parse_arch(arch);
+      auto cc = resolve::parse_compute_capability(arch);
       if (!cc) {
         return make_error(ErrorKind::usage, "--arch: \"" + arch + "\" is not a compute capability",
                           "write it as 8.9 or sm_89");

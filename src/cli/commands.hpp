@@ -91,5 +91,17 @@ struct BootstrapOptions {
 // OS, an unknown CUDA version, and a failed or declined step.
 Status run_bootstrap(const BootstrapOptions& options, Context& context, Outcome& outcome);
 void add_bootstrap_command(CLI::App& app, Context& context, Outcome& outcome);
+struct VerifyOptions {
+  std::string spec;  // empty: the active toolkit, else the system's
+  std::string cudnn;
+  std::vector<std::string> only_arch;  // diagnostic: deliberately wrong builds
+  bool no_ptx = false;
+  bool torch = false, tensorflow = false, jax = false;
+  bool json = false;
+};
+// Exit code 0 when the toolkit is proven, 7 with the cause when not (in outcome); errors for bad
+// flags (2) and a SPEC that is not installed (3).
+Status run_verify(const VerifyOptions& options, Context& context, Outcome& outcome);
+void add_verify_command(CLI::App& app, Context& context, Outcome& outcome);
 
 }  // namespace cudaenv::cli

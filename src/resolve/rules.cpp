@@ -76,6 +76,15 @@ std::string sm_name(const Version& compute_capability) {
          std::to_string(compute_capability.minor());
 }
 
+std::optional<Version> parse_compute_capability(std::string text) {
+  if (text.starts_with("sm_") && text.size() >= 5) {
+    text = text.substr(3, text.size() - 4) + "." + text.back();
+  }
+  auto version = Version::parse(text);
+  if (!version || version->size() != 2) return std::nullopt;
+  return version;
+}
+
 const char* to_string(DriverMode mode) {
   switch (mode) {
     case DriverMode::full: return "full";

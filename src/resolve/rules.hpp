@@ -53,6 +53,8 @@ Coverage pytorch_coverage(const manifest::PytorchVariant& variant,
 
 // "sm_86" for 8.6.
 std::string sm_name(const Version& compute_capability);
+// The inverse, also accepting the dotted form: "sm_86" or "8.6" -> 8.6; nullopt otherwise.
+std::optional<Version> parse_compute_capability(std::string text);
 
 const char* to_string(DriverMode mode);
 

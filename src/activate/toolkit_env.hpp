@@ -1,0 +1,36 @@
+#pragma once
+// The environment a toolkit is used in (DESIGN.md §4): what `cudaenv exec` gives a command and
+// what `cudaenv verify` builds and runs its program in.
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/environment.hpp"
+
+namespace cudaenv::activate {
+
+struct ToolkitPrefix {
+  std::string path;     // the prefix as the running process sees it (a host path)
+  std::string version;  // what CUDAENV_ACTIVE names: "13.0.2"
+};
+
+// The variables that select `toolkit`, computed against `current`: CUDA_HOME, CUDA_PATH and
+// CUDAToolkit_ROOT = P, CUDACXX = P/bin/nvcc, CUDAENV_ACTIVE = version, P/bin first on PATH and
+// P/lib64 first on LD_LIBRARY_PATH. A list entry already present is moved to the front, never
+// repeated; when `current` already has a cudaenv-activated toolkit (CUDAENV_ACTIVE with
+// CUDA_HOME), that toolkit's entries are removed so two toolkits never stack.
+std::map<std::string, std::string> toolkit_variables(const Environment& current,
+                                                     const ToolkitPrefix& toolkit);
+
+// `current` with toolkit_variables applied: the environment a child process gets.
+Environment toolkit_environment(const Environment& current, const ToolkitPrefix& toolkit);
+
+// A ':'-separated list with `entry` first and no other copy of it, nor of anything in `remove`.
+// Entries compare after dropping trailing slashes. Empty entries (which mean the current
+// directory) are kept where they were; an empty list yields just `entry`, with no stray ':'.
+std::string prepend_entry(std::string_view list, const std::string& entry,
+                          const std::vector<std::string>& remove = {});
+
+}  // namespace cudaenv::activate

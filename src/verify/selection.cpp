@@ -1,0 +1,105 @@
+#include "verify/selection.hpp"
+
+#include <algorithm>
+
+#include "core/text.hpp"
+
+namespace cudaenv::verify {
+
+namespace {
+
+bool reached_through(const probe::ToolkitFacts& toolkit, probe::ToolkitOrigin origin) {
+  return std::find(toolkit.origins.begin(), toolkit.origins.end(), origin) != toolkit.origins.end();
+}
+
+// cudaenv's store is on the host whatever the sysroot; everything else is a machine path.
+SelectedToolkit selected(const probe::ToolkitFacts& toolkit, const Sysroot& sysroot,
+                         std::string selected_by, std::string reason) {
+  const bool in_store = reached_through(toolkit, probe::ToolkitOrigin::cudaenv);
+  return {toolkit, in_store ? toolkit.path : sysroot.host_path(toolkit.path).string(),
+          std::move(selected_by), std::move(reason)};
+}
+
+std::string found_list(const std::vector<probe::ToolkitFacts>& toolkits) {
+  std::vector<std::string> found;
+  for (const auto& toolkit : toolkits) {
+    found.push_back((toolkit.version ? toolkit.version->str() : "?") + " (" + toolkit.path + ")");
+  }
+  return found.empty() ? "none" : text::join(found, ", ");
+}
+
+// Toolkits are newest first, so the first match is the highest.
+const probe::ToolkitFacts* highest_match(const std::vector<probe::ToolkitFacts>& toolkits,
+                                         const VersionSpec& spec, bool in_store) {
+  for (const auto& toolkit : toolkits) {
+    if (!toolkit.version || !spec.matches(*toolkit.version)) continue;
+    if (reached_through(toolkit, probe::ToolkitOrigin::cudaenv) == in_store) return &toolkit;
+  }
+  return nullptr;
+}
+
+Result<SelectedToolkit> by_spec(const VersionSpec& spec, const std::string& selected_by,
+                                const std::string& reason,
+                                const std::vector<probe::ToolkitFacts>& toolkits,
+                                const Sysroot& sysroot) {
+  for (const bool in_store : {true, false}) {
+    if (const auto* toolkit = highest_match(toolkits, spec, in_store)) {
+      return selected(*toolkit, sysroot, selected_by, reason);
+    }
+  }
+  return make_error(ErrorKind::not_found,
+                    "CUDA " + spec.str() + " (" + reason +
+                        ") is not installed; toolkits found: " + found_list(toolkits),
+                    "install it with 'cudaenv install " + spec.str() + "'");
+}
+
+// The system's toolkit, where a user who never heard of cudaenv would get one.
+Result<SelectedToolkit> system_toolkit(const std::vector<probe::ToolkitFacts>& toolkits,
+                                       const Sysroot& sysroot) {
+  const std::pair<probe::ToolkitOrigin, const char*> order[] = {
+      {probe::ToolkitOrigin::path_nvcc, "the nvcc on PATH"},
+      {probe::ToolkitOrigin::cuda_home, "CUDA_HOME"},
+      {probe::ToolkitOrigin::default_link, "/usr/local/cuda"}};
+  for (const auto& [origin, reason] : order) {
+    for (const auto& toolkit : toolkits) {
+      if (reached_through(toolkit, origin)) {
+        return selected(toolkit, sysroot, probe::to_string(origin), reason);
+      }
+    }
+  }
+  return make_error(ErrorKind::not_found,
+                    "no CUDA toolkit selected: no nvcc on PATH, no CUDA_HOME, no /usr/local/cuda; "
+                    "toolkits found: " +
+                        found_list(toolkits),
+                    "name a version ('cudaenv verify 12.4') or install one with 'cudaenv install "
+                    "SPEC'");
+}
+
+}  // namespace
+
+Result<std::optional<ActiveVersion>> active_version(const Environment& env) {
+  const auto value = env.get_nonempty("CUDAENV_VERSION");
+  if (!value || *value == "system") return std::optional<ActiveVersion>{};
+  auto spec = VersionSpec::parse(*value);
+  if (!spec) {
+    return make_error(ErrorKind::usage, "CUDAENV_VERSION: " + spec.error().message,
+                      spec.error().hint);
+  }
+  return std::optional<ActiveVersion>{ActiveVersion{*spec, "CUDAENV_VERSION"}};
+}
+
+Result<SelectedToolkit> select_toolkit(const SelectionRequest& request,
+                                       const std::vector<probe::ToolkitFacts>& toolkits,
+                                       const Sysroot& sysroot) {
+  if (request.spec) {
+    return by_spec(*request.spec, "spec", "SPEC " + request.spec->str(), toolkits, sysroot);
+  }
+  if (request.active) {
+    const auto& active = *request.active;
+    return by_spec(active.spec, active.origin, active.origin + "=" + active.spec.str(), toolkits,
+                   sysroot);
+  }
+  return system_toolkit(toolkits, sysroot);
+}
+
+}  // namespace cudaenv::verify

@@ -1,0 +1,49 @@
+#pragma once
+// Which toolkit `cudaenv verify` proves: the one named, else the one that applies here, else the
+// system's (the nvcc on PATH, $CUDA_HOME, /usr/local/cuda, in that order).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/environment.hpp"
+#include "core/error.hpp"
+#include "core/sysroot.hpp"
+#include "core/version.hpp"
+#include "probe/facts.hpp"
+
+namespace cudaenv::verify {
+
+// A version that applies without being named on the command line, and what set it.
+struct ActiveVersion {
+  VersionSpec spec;
+  std::string origin;  // "CUDAENV_VERSION"
+};
+
+// The version that applies here: CUDAENV_VERSION, the first source in the order DESIGN.md §3
+// gives. nullopt when nothing is set or the value is "system" (use the environment as it is);
+// a usage error when the value is not a version spec.
+Result<std::optional<ActiveVersion>> active_version(const Environment& env);
+
+struct SelectionRequest {
+  std::optional<VersionSpec> spec;      // verify's SPEC argument
+  std::optional<ActiveVersion> active;  // consulted when there is no SPEC
+};
+
+struct SelectedToolkit {
+  probe::ToolkitFacts facts;
+  std::string host_path;  // the prefix as this process reaches it (below the sysroot)
+  // How it was chosen: "spec", "CUDAENV_VERSION", "PATH", "CUDA_HOME" or "default-link" (the
+  // last three are probe's origin names), and the same in words for people.
+  std::string selected_by;
+  std::string reason;  // "SPEC 13.0", "CUDAENV_VERSION=12.4", "the nvcc on PATH", ...
+};
+
+// A spec picks the highest matching toolkit in cudaenv's store, else the highest matching one
+// found on the machine; without one, the system's. Not found: ErrorKind::not_found, with a hint
+// naming `cudaenv install`. `toolkits` is probe's list, newest first.
+Result<SelectedToolkit> select_toolkit(const SelectionRequest& request,
+                                       const std::vector<probe::ToolkitFacts>& toolkits,
+                                       const Sysroot& sysroot);
+
+}  // namespace cudaenv::verify

@@ -1,0 +1,112 @@
+#include "verify/verify.hpp"
+
+#include "activate/toolkit_env.hpp"
+#include "verify/embedded.hpp"
+
+namespace cudaenv::verify {
+
+namespace {
+
+std::vector<Version> gpu_architectures(const probe::MachineFacts& facts) {
+  std::vector<Version> archs;
+  for (const auto& gpu : facts.gpus) archs.push_back(gpu.compute_capability);
+  return archs;
+}
+
+Environment run_environment(const VerifyInputs& inputs, const SelectedToolkit& toolkit,
+                            const std::optional<CudnnSelection>& cudnn) {
+  auto env = activate::toolkit_environment(
+      inputs.env, {toolkit.host_path, toolkit.facts.version ? toolkit.facts.version->str() : ""});
+  if (cudnn) {
+    env.set("LD_LIBRARY_PATH",
+            activate::prepend_entry(env.get("LD_LIBRARY_PATH").value_or(""), cudnn->directory));
+  }
+  return env;
+}
+
+// A program that cannot even be started (wrong format, no permission) is reported like one that
+// failed: the classifier sees the reason in its error output.
+ProcessResult run_program(const Verification& verification, const Environment& env,
+                          ProcessRunner& runner) {
+  std::vector<std::string> argv{verification.build.binary.string()};
+  if (verification.cudnn) argv.insert(argv.end(), {"--cudnn", verification.cudnn->library});
+  auto run = runner.run({argv, env.variables(), std::chrono::minutes(3)});
+  if (run) return *run;
+  ProcessResult failed;
+  failed.exit_code = 127;
+  failed.err = run.error().message + "\n";
+  return failed;
+}
+
+ClassifyContext classify_context(const Verification& verification, const VerifyInputs& inputs) {
+  ClassifyContext context{inputs.db,
+                          inputs.facts.driver,
+                          inputs.facts.gpus,
+                          inputs.facts.compilers,
+                          verification.toolkit.facts.version.value_or(Version{}),
+                          verification.toolkit.facts.path,
+                          verification.archs,
+                          inputs.env.get("CUDA_VISIBLE_DEVICES"),
+                          std::nullopt,
+                          std::nullopt};
+  if (verification.cudnn) {
+    context.cudnn_library = verification.cudnn->library;
+    context.cudnn_expected = verification.cudnn->expected;
+  }
+  return context;
+}
+
+// The GPUs the frameworks must cover: those the program saw, else those probe saw.
+std::vector<Version> gpus_to_cover(const Verification& verification, const VerifyInputs& inputs) {
+  std::vector<Version> gpus;
+  for (const auto& gpu : verification.program.gpus) gpus.push_back(gpu.compute_capability);
+  return gpus.empty() ? gpu_architectures(inputs.facts) : gpus;
+}
+
+}  // namespace
+
+std::filesystem::path cache_root(const std::filesystem::path& data_root) {
+  return data_root / "cache" / "verify";
+}
+
+Result<Verification> verify_toolkit(const VerifyRequest& request, const VerifyInputs& inputs) {
+  Verification verification;
+  auto toolkit = select_toolkit(request.selection, inputs.facts.toolkits, inputs.sysroot);
+  if (!toolkit) return toolkit.error();
+  verification.toolkit = std::move(*toolkit);
+  if (request.cudnn) {
+    auto cudnn = locate_cudnn(*request.cudnn);
+    if (!cudnn) return cudnn.error();
+    verification.cudnn = std::move(*cudnn);
+  }
+  const auto version = verification.toolkit.facts.version.value_or(Version{});
+  const auto env = run_environment(inputs, verification.toolkit, verification.cudnn);
+  verification.archs =
+      plan_architectures(inputs.db, version, gpu_architectures(inputs.facts), request.archs);
+
+  auto build = build_program({verification.toolkit.host_path, version.str(), verification.archs,
+                              embedded_file("device_query.cu"), env.variables()},
+                             inputs.cache_root, inputs.runner);
+  if (!build) return build.error();
+  verification.build = std::move(*build);
+
+  Evidence evidence{verification.build.compile, std::nullopt, {}};
+  if (verification.build.ok()) {
+    evidence.run = run_program(verification, env, inputs.runner);
+    evidence.program = parse_program_output(evidence.run->out);
+  }
+  verification.run = evidence.run;
+  verification.program = evidence.program;
+  const auto context = classify_context(verification, inputs);
+  verification.cause = classify(evidence, context);
+
+  for (const auto& name : request.frameworks) {
+    auto report = check_framework(name, embedded_file("frameworks.py"), env.variables(),
+                                  inputs.runner, gpus_to_cover(verification, inputs), context);
+    if (!verification.cause && report.cause) verification.cause = report.cause;
+    verification.frameworks.push_back(std::move(report));
+  }
+  return verification;
+}
+
+}  // namespace cudaenv::verify
