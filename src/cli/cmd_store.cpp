@@ -8,6 +8,7 @@
 #include "core/paths.hpp"
 #include "install/remote.hpp"
 #include "probe/toolkits.hpp"
+#include "project/selection.hpp"
 
 namespace cudaenv::cli {
 
@@ -55,31 +56,77 @@ void print_installed(const std::vector<install::Installed>& items, const char* l
   }
 }
 
+// Which listed toolkit applies in the current directory: the selection's newest installed match,
+// or, when nothing is selected, the system toolkit behind the nvcc on PATH.
+struct Active {
+  std::string path;  // empty: the selected version is not installed
+  std::string source;
+  std::string wanted;  // the selected spec, for the "not installed" line
+};
+
+std::optional<Active> active_toolkit(const install::Store& store,
+                                     const std::vector<probe::ToolkitFacts>& system,
+                                     Context& context) {
+  std::error_code ec;
+  auto selection = project::select(context.env, std::filesystem::current_path(ec));
+  if (!selection) return std::nullopt;  // a broken .cudaenv is reported by the commands that use it
+  if (selection->cuda) {
+    auto match = project::installed_match(*selection, store);
+    return Active{match ? match->path.string() : "", project::describe_source(*selection),
+                  selection->cuda->str()};
+  }
+  for (const auto& t : system) {
+    if (std::find(t.origins.begin(), t.origins.end(), probe::ToolkitOrigin::path_nvcc) !=
+        t.origins.end()) {
+      return Active{t.path, "system (nvcc on PATH)", ""};
+    }
+  }
+  return std::nullopt;
+}
+
+std::string marker(const std::optional<Active>& active, const std::string& path) {
+  return active && !active->path.empty() && active->path == path ? "* " : "  ";
+}
+
 Status run_list(const StoreOptions& options, Context& context) {
   const install::Store store{paths::data_root(context.env)};
   const auto toolkits = install::installed_toolkits(store);
   const auto cudnn = install::installed_cudnn(store);
   const auto system = system_toolkits(context);
+  const auto active = active_toolkit(store, system, context);
   if (options.json) {
     json found = json::array();
     for (const auto& t : system) {
       found.push_back(
           {{"version", t.version ? json(t.version->str()) : json(nullptr)}, {"path", t.path}});
     }
+    json active_json =
+        active ? json{{"path", active->path}, {"source", active->source}} : json(nullptr);
     context.out << json{{"installed", installed_json(toolkits)},
                         {"cudnn", installed_json(cudnn)},
-                        {"system", found}}
+                        {"system", found},
+                        {"active", active_json}}
                        .dump(2)
                 << '\n';
     return Ok{};
   }
-  print_installed(toolkits, "Installed by cudaenv", context);
+  context.out << styled("Installed by cudaenv", Tone::heading, context.colour) << '\n';
+  if (toolkits.empty()) context.out << "  (none)\n";
+  for (const auto& item : toolkits) {
+    context.out << marker(active, item.path.string()) << item.version.str() << "  "
+                << styled(item.path.string(), Tone::dim, context.colour) << '\n';
+  }
   if (!cudnn.empty()) print_installed(cudnn, "cuDNN", context);
   context.out << styled("Found on the system", Tone::heading, context.colour) << '\n';
   if (system.empty()) context.out << "  (none)\n";
   for (const auto& t : system) {
-    context.out << "  " << (t.version ? t.version->str() : "?") << "  "
+    context.out << marker(active, t.path) << (t.version ? t.version->str() : "?") << "  "
                 << styled(t.path, Tone::dim, context.colour) << '\n';
+  }
+  if (active && !active->path.empty()) context.out << "* active here (" << active->source << ")\n";
+  if (active && active->path.empty()) {
+    context.out << "CUDA " << active->wanted << " is selected here (" << active->source
+                << ") but not installed: cudaenv install " << active->wanted << '\n';
   }
   return Ok{};
 }
