@@ -36,7 +36,7 @@ pack_mirror() {
   : > "$list"
   pack_component cuda_nvcc bin >> "$list"
   [[ -d "$prefix/nvvm" ]] && pack_component libnvvm nvvm >> "$list"
-  pack_component cuda_cudart include "$lib"/libcudart* "$lib"/libcudadevrt.a >> "$list"
+  pack_component cuda_cudart include $(cd "$prefix" && ls -d "$lib"/libcudart* "$lib"/libcudadevrt.a) >> "$list"
   local component pattern
   for component in libcufft:libcufft libcurand:libcurand libcusparse:libcusparse cuda_nvrtc:libnvrtc \
                    libnvjitlink:libnvJitLink cuda_cupti:libcupti libcublas:libcublas.so; do

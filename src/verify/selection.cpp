@@ -1,8 +1,10 @@
 #include "verify/selection.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "core/text.hpp"
+#include "project/selection.hpp"
 
 namespace cudaenv::verify {
 
@@ -78,14 +80,12 @@ Result<SelectedToolkit> system_toolkit(const std::vector<probe::ToolkitFacts>& t
 }  // namespace
 
 Result<std::optional<ActiveVersion>> active_version(const Environment& env) {
-  const auto value = env.get_nonempty("CUDAENV_VERSION");
-  if (!value || *value == "system") return std::optional<ActiveVersion>{};
-  auto spec = VersionSpec::parse(*value);
-  if (!spec) {
-    return make_error(ErrorKind::usage, "CUDAENV_VERSION: " + spec.error().message,
-                      spec.error().hint);
-  }
-  return std::optional<ActiveVersion>{ActiveVersion{*spec, "CUDAENV_VERSION"}};
+  std::error_code ec;
+  auto selection = project::select(env, std::filesystem::current_path(ec));
+  if (!selection) return selection.error();
+  if (!selection->cuda) return std::optional<ActiveVersion>{};
+  return std::optional<ActiveVersion>{
+      ActiveVersion{*selection->cuda, project::describe_source(*selection)}};
 }
 
 Result<SelectedToolkit> select_toolkit(const SelectionRequest& request,

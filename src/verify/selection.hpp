@@ -17,12 +17,12 @@ namespace cudaenv::verify {
 // A version that applies without being named on the command line, and what set it.
 struct ActiveVersion {
   VersionSpec spec;
-  std::string origin;  // "CUDAENV_VERSION"
+  std::string origin;  // "CUDAENV_VERSION", or the .cudaenv / config file that set it
 };
 
-// The version that applies here: CUDAENV_VERSION, the first source in the order DESIGN.md §3
-// gives. nullopt when nothing is set or the value is "system" (use the environment as it is);
-// a usage error when the value is not a version spec.
+// The version that applies in the current directory, in DESIGN.md §3's order: CUDAENV_VERSION,
+// the nearest .cudaenv upward, the global config. nullopt when none sets one (or says "system");
+// an error naming the variable or file when its value is not a version spec.
 Result<std::optional<ActiveVersion>> active_version(const Environment& env);
 
 struct SelectionRequest {

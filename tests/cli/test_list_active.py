@@ -1,4 +1,4 @@
-"""`cudaenv list` marks the toolkit that applies in the current directory: the newest installed
+"""`cudaenv list` (and `verify`) follow the toolkit that applies in the current directory: the newest installed
 match of CUDAENV_VERSION or the nearest .cudaenv, and says so when the selection is not installed."""
 
 import json
@@ -34,6 +34,13 @@ def the_project_file_decides_which_installed_toolkit_is_active(tmp):
 
     forced = dict(env, CUDAENV_VERSION="12.6")
     check(f"* 12.6.3  {tmp}/root/toolkits/12.6.3" in list_in(project, forced), "CUDAENV_VERSION wins over .cudaenv")
+
+    # verify proves the toolkit that applies here: the .cudaenv's, not the system's.
+    proc = subprocess.run([BINARY, "verify", "--json"], cwd=project, env=env, capture_output=True, text=True,
+                          timeout=120)
+    report = json.loads(proc.stdout)
+    check(report["toolkit"]["path"] == f"{tmp}/root/toolkits/12.4.1", f"verify uses the project's toolkit: {report['toolkit']}")
+    check(proc.returncode == 7, "the synthetic nvcc cannot build: exit 7")
 
     (tmp / "repo" / ".cudaenv").write_text("11.8\n")
     out = list_in(project, env)
