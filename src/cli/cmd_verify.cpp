@@ -2,6 +2,7 @@
 // link of the chain broke when it fails.
 
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 
 #include "cli/commands.hpp"
@@ -11,6 +12,7 @@
 #include "core/text.hpp"
 #include "manifest/load.hpp"
 #include "probe/machine.hpp"
+#include "project/selection.hpp"
 #include "resolve/rules.hpp"
 #include "verify/verify.hpp"
 
@@ -160,7 +162,16 @@ Result<verify::VerifyRequest> build_request(const VerifyOptions& options, Contex
     request.archs.only.push_back(*cc);
   }
   request.archs.no_ptx = options.no_ptx;
-  if (!options.cudnn.empty()) request.cudnn = options.cudnn;
+  if (!options.cudnn.empty()) {
+    request.cudnn = options.cudnn;
+  } else if (options.spec.empty()) {
+    // The project's .cudaenv may select a cuDNN too; verify checks it with the toolkit.
+    std::error_code ec;
+    if (auto selection = project::select(context.env, std::filesystem::current_path(ec));
+        selection && selection->cudnn) {
+      request.cudnn = selection->cudnn->str();
+    }
+  }
   const std::pair<bool, const char*> frameworks[] = {
       {options.torch, "torch"}, {options.tensorflow, "tensorflow"}, {options.jax, "jax"}};
   for (const auto& [wanted, name] : frameworks) {

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/text.hpp"
+#include "install/store.hpp"
 
 namespace cudaenv::verify {
 
@@ -80,6 +81,14 @@ Result<CudnnSelection> locate_cudnn(const fs::path& path) {
                       "name a cuDNN directory (with lib/ or lib64/) or its libcudnn.so file");
   }
   selection.directory = fs::path(selection.library).parent_path().string();
+  if (auto receipt = install::read_receipt(prefix); receipt && receipt->product == "cudnn") {
+    if (auto version = Version::parse(receipt->version)) {
+      selection.expected = version->major() * (version->major() >= 9 ? 10000 : 1000) +
+                           version->minor() * 100 + version->patch();
+      selection.header = (prefix / install::receipt_file_name).string();
+      return selection;
+    }
+  }
   for (const char* sub : {"include/cudnn_version.h", "include/cudnn.h"}) {
     if (auto version = header_version(prefix / sub)) {
       selection.expected = version;
@@ -88,6 +97,23 @@ Result<CudnnSelection> locate_cudnn(const fs::path& path) {
     }
   }
   return selection;
+}
+
+Result<CudnnSelection> locate_installed_cudnn(const VersionSpec& spec, const fs::path& data_root,
+                                              int cuda_major) {
+  const auto variant = "-cuda" + std::to_string(cuda_major);
+  for (const auto& installed :
+       install::installed_cudnn(install::Store{data_root})) {  // newest first
+    if (spec.matches(installed.version) &&
+        text::ends_with(installed.path.filename().string(), variant)) {
+      return locate_cudnn(installed.path);
+    }
+  }
+  return make_error(
+      ErrorKind::not_found,
+      "--cudnn: no cuDNN matching \"" + spec.str() + "\" built for CUDA " +
+          std::to_string(cuda_major) + " is installed",
+      "cudaenv install <toolkit> --cudnn " + spec.str() + ", or name a cuDNN directory");
 }
 
 }  // namespace cudaenv::verify

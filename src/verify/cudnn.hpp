@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "core/version.hpp"
 
 namespace cudaenv::verify {
 
@@ -18,8 +19,15 @@ struct CudnnSelection {
 };
 
 // PATH is a cuDNN prefix (lib/ or lib64/ holding libcudnn.so.N, include/cudnn_version.h) or the
-// library file itself. ErrorKind::not_found when it holds no libcudnn.
+// library file itself. ErrorKind::not_found when it holds no libcudnn. A prefix cudaenv installed
+// carries a receipt: the version it records is the one expected (else cudnn_version.h's).
 Result<CudnnSelection> locate_cudnn(const std::filesystem::path& path);
+
+// A version spec instead of a path: the newest cuDNN cudaenv installed that matches it, built for
+// `cuda_major` (cudnn/<version>-cuda<major>/). ErrorKind::not_found names the install command.
+Result<CudnnSelection> locate_installed_cudnn(const VersionSpec& spec,
+                                              const std::filesystem::path& data_root,
+                                              int cuda_major);
 
 // CUDNN_VERSION as cudnnGetVersion() returns it: major*10000 + minor*100 + patch from cuDNN 9,
 // major*1000 + minor*100 + patch before. nullopt when the text has no CUDNN_MAJOR.

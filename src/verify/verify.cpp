@@ -75,7 +75,15 @@ Result<Verification> verify_toolkit(const VerifyRequest& request, const VerifyIn
   if (!toolkit) return toolkit.error();
   verification.toolkit = std::move(*toolkit);
   if (request.cudnn) {
-    auto cudnn = locate_cudnn(*request.cudnn);
+    // A path that exists is a cuDNN directory or library; otherwise a version spec over the
+    // cuDNN builds cudaenv installed for this toolkit's CUDA major.
+    std::error_code ec;
+    const auto spec = VersionSpec::parse(*request.cudnn);
+    const bool by_spec = !std::filesystem::exists(*request.cudnn, ec) && spec.ok();
+    auto cudnn = by_spec ? locate_installed_cudnn(
+                               *spec, inputs.cache_root.parent_path().parent_path(),
+                               verification.toolkit.facts.version.value_or(Version{}).major())
+                         : locate_cudnn(*request.cudnn);
     if (!cudnn) return cudnn.error();
     verification.cudnn = std::move(*cudnn);
   }

@@ -26,7 +26,7 @@ namespace cudaenv::verify {
 struct VerifyRequest {
   SelectionRequest selection;
   ArchRequest archs;
-  std::optional<std::string> cudnn;     // --cudnn PATH
+  std::optional<std::string> cudnn;     // --cudnn PATH or SPEC (a cuDNN cudaenv installed)
   std::vector<std::string> frameworks;  // "torch", "tensorflow", "jax"
 };
 

@@ -223,6 +223,13 @@ def cudnn_installs_the_build_for_the_toolkits_cuda_major(tmp):
         receipt = json.loads((prefix / "cudaenv-receipt.json").read_text())
         check(receipt["product"] == "cudnn" and receipt["variant"] == "cuda12", f"{receipt}")
         check(not (prefix / "version.json").exists(), "version.json is for toolkits only")
+        # verify finds the cuDNN by version among those installed, expecting what its receipt says.
+        report = json.loads(run(["verify", "12.4.1", "--cudnn", "9.1", "--json"], env).stdout)
+        check(report["cudnn"]["library"] == str(prefix / "lib64" / "libcudnn.so.9"), f"verify's cuDNN: {report['cudnn']}")
+        check(report["cudnn"]["expected"] == 90100 and report["cudnn"]["header"].endswith("cudaenv-receipt.json"),
+              f"expected version from the receipt: {report['cudnn']}")
+        missing = run(["verify", "12.4.1", "--cudnn", "8.9", "--json"], env)
+        check(missing.returncode == 3 and "cudaenv install" in missing.stderr, f"not installed: {missing.stderr}")
         check(store_entries(tmp, "cudnn") == [".lock-9.1.0-cuda12", "9.1.0-cuda12"], f"{store_entries(tmp, 'cudnn')}")
         again = run(["install", "12.4.1", "--cudnn", "9.1"], env, check_exit=0)
         check(again.stdout.splitlines() == [
