@@ -47,4 +47,14 @@ const manifest::CudaRelease* release_for(const manifest::Database& db, const Ver
 // "nvidia-driver-580" with the command that installs it on this OS.
 std::string driver_install_command(const DoctorFacts& facts, int branch);
 
+// A finding that starts as skipped; each check concludes it with a status and a summary.
+inline Finding finding(const char* id, const char* title) {
+  return Finding{id, title, CheckStatus::skip, {}, {}, {}};
+}
+
+inline void conclude(Finding& f, CheckStatus status, std::string summary) {
+  f.status = status;
+  f.summary = std::move(summary);
+}
+
 }  // namespace cudaenv::doctor

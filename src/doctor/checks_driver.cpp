@@ -15,15 +15,6 @@ namespace cudaenv::doctor {
 
 namespace {
 
-Finding finding(const char* id, const char* title) {
-  return Finding{id, title, CheckStatus::skip, {}, {}, {}};
-}
-
-void conclude(Finding& f, CheckStatus status, std::string summary) {
-  f.status = status;
-  f.summary = std::move(summary);
-}
-
 // The driver version to keep when two are installed: the one whose module runs, else the newest.
 std::string version_to_keep(const DoctorFacts& facts, const std::map<Version, std::string>& by) {
   if (facts.machine.driver) {

@@ -9,11 +9,6 @@ namespace cudaenv::doctor {
 
 namespace {
 
-void conclude(Finding& f, CheckStatus status, std::string summary) {
-  f.status = status;
-  f.summary = std::move(summary);
-}
-
 // torch's arch list ("sm_80", "compute_90") as the variant record the coverage rule reads.
 manifest::PytorchVariant variant_of(const probe::PythonFrameworkFacts& python) {
   manifest::PytorchVariant variant;

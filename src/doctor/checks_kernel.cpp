@@ -10,15 +10,6 @@ namespace cudaenv::doctor {
 
 namespace {
 
-Finding finding(const char* id, const char* title) {
-  return Finding{id, title, CheckStatus::skip, {}, {}, {}};
-}
-
-void conclude(Finding& f, CheckStatus status, std::string summary) {
-  f.status = status;
-  f.summary = std::move(summary);
-}
-
 std::string loaded_modules(const probe::KernelModuleFacts& m) {
   std::vector<std::string> names;
   for (const auto& [name, loaded] : {std::pair{"nvidia", m.nvidia},

@@ -12,15 +12,6 @@ namespace cudaenv::doctor {
 
 namespace {
 
-Finding finding(const char* id, const char* title) {
-  return Finding{id, title, CheckStatus::skip, {}, {}, {}};
-}
-
-void conclude(Finding& f, CheckStatus status, std::string summary) {
-  f.status = status;
-  f.summary = std::move(summary);
-}
-
 std::string describe(const ActiveToolkit& active) {
   return "CUDA " + (active.toolkit->version ? active.toolkit->version->str() : std::string("?")) +
          " at " + active.toolkit->path + " (" + active.selected_by + ")";

@@ -82,6 +82,16 @@ def check(condition, message):
         print(f"FAIL: {message}", file=sys.stderr)
 
 
+def expect_error(proc, code, *needles):
+    """The command failed with `code` and exactly one "cudaenv: error:" line holding every needle."""
+    check(proc.returncode == code, f"exit {proc.returncode}, expected {code}; stderr: {proc.stderr!r}")
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("cudaenv: error:")]
+    check(len(lines) == 1, f"one error line expected: {proc.stderr!r}")
+    for needle in needles:
+        check(any(needle in line for line in lines), f"{needle!r} not in the error line: {proc.stderr!r}")
+    return lines[0] if lines else ""
+
+
 def case(function):
     """Runs one test function, recording an exception as a failure; prints its name."""
     try:

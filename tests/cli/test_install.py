@@ -6,7 +6,7 @@ import hashlib
 import json
 import os
 
-from harness import case, check, clean_env, finish, mirror_server, run
+from harness import case, check, clean_env, finish, mirror_server, run, expect_error
 from synthetic_mirror import PLATFORM, pack, toolkit_release, write_release
 
 
@@ -14,16 +14,6 @@ def env_for(tmp, **extra):
     # An empty sysroot: the platform is linux-x86_64 and no toolkit of this machine shows up.
     (tmp / "sysroot").mkdir(exist_ok=True)
     return clean_env(tmp, CUDAENV_ROOT=tmp / "root", CUDAENV_SYSROOT=tmp / "sysroot", **extra)
-
-
-def expect_error(proc, code, *needles):
-    """Exit `code`, exactly one `cudaenv: error:` line on stderr, naming every needle."""
-    check(proc.returncode == code, f"exit {proc.returncode}, expected {code}; stderr: {proc.stderr!r}")
-    lines = [line for line in proc.stderr.splitlines() if line.startswith("cudaenv: error:")]
-    check(len(lines) == 1, f"one error line expected: {proc.stderr!r}")
-    for needle in needles:
-        check(any(needle in line for line in lines), f"{needle!r} not in the error line: {proc.stderr!r}")
-    return lines[0] if lines else ""
 
 
 def store_entries(tmp, kind="toolkits"):

@@ -8,7 +8,7 @@ import signal
 import subprocess
 import time
 
-from harness import BINARY, case, check, clean_env, finish, mirror_server, run
+from harness import BINARY, case, check, clean_env, finish, mirror_server, run, expect_error
 from synthetic_mirror import PLATFORM, toolkit_release
 
 PADDING = 300_000  # incompressible bytes per padded archive: several 64 KiB chunks on the wire
@@ -19,15 +19,6 @@ def env_for(tmp, **extra):
     # Retries wait 20 ms instead of half a second, so failing runs stay fast.
     return clean_env(tmp, **{"CUDAENV_ROOT": tmp / "root", "CUDAENV_SYSROOT": tmp / "sysroot",
                              "CUDAENV_HTTP_BACKOFF_MS": 20, **extra})
-
-
-def expect_error(proc, code, *needles):
-    check(proc.returncode == code, f"exit {proc.returncode}, expected {code}; stderr: {proc.stderr!r}")
-    lines = [line for line in proc.stderr.splitlines() if line.startswith("cudaenv: error:")]
-    check(len(lines) == 1, f"one error line expected: {proc.stderr!r}")
-    for needle in needles:
-        check(any(needle in line for line in lines), f"{needle!r} not in the error line: {proc.stderr!r}")
-    return lines[0] if lines else ""
 
 
 def requests(faults, path=None):

@@ -4,7 +4,7 @@ layout, every archive checked; the directory then serves `cudaenv install` throu
 import hashlib
 import json
 
-from harness import case, check, clean_env, finish, mirror_server, run
+from harness import case, check, clean_env, finish, mirror_server, run, expect_error
 from synthetic_mirror import PLATFORM, pack, toolkit_release
 
 
@@ -12,14 +12,6 @@ def env_for(tmp, **extra):
     (tmp / "sysroot").mkdir(exist_ok=True)
     return clean_env(tmp, **{"CUDAENV_ROOT": tmp / "root", "CUDAENV_SYSROOT": tmp / "sysroot",
                              "CUDAENV_HTTP_BACKOFF_MS": 20, **extra})
-
-
-def expect_error(proc, code, *needles):
-    check(proc.returncode == code, f"exit {proc.returncode}, expected {code}; stderr: {proc.stderr!r}")
-    lines = [line for line in proc.stderr.splitlines() if line.startswith("cudaenv: error:")]
-    check(len(lines) == 1, f"one error line expected: {proc.stderr!r}")
-    for needle in needles:
-        check(any(needle in line for line in lines), f"{needle!r} not in the error line: {proc.stderr!r}")
 
 
 def requests(faults):
