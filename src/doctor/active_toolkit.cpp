@@ -25,11 +25,18 @@ std::optional<probe::ToolkitFacts> by_origin(const probe::MachineFacts& facts,
   return std::nullopt;
 }
 
-// $CUDAENV_VERSION names a spec over cudaenv's own toolkits; the highest match wins.
-bool select_by_variable(const probe::MachineFacts& facts, ActiveToolkit& active) {
-  const auto value = variable(facts, "CUDAENV_VERSION");
-  if (!value || *value == "system") return false;
-  const auto spec = VersionSpec::parse(*value);
+// The selected spec names a version among cudaenv's own toolkits; the highest match wins.
+bool select_by_spec(const probe::MachineFacts& facts, const std::optional<VersionSpec>& selected,
+                    const std::string& selected_by, ActiveToolkit& active) {
+  std::optional<std::string> value;
+  std::optional<VersionSpec> spec = selected;
+  if (selected) {
+    value = selected->str();
+  } else {
+    value = variable(facts, "CUDAENV_VERSION");
+    if (!value || *value == "system") return false;
+    if (auto parsed = VersionSpec::parse(*value)) spec = *parsed;
+  }
   const probe::ToolkitFacts* best = nullptr;
   for (const auto& toolkit : facts.toolkits) {
     if (!spec || !toolkit.version || !reached_by(toolkit, probe::ToolkitOrigin::cudaenv)) continue;
@@ -38,20 +45,22 @@ bool select_by_variable(const probe::MachineFacts& facts, ActiveToolkit& active)
   }
   if (best == nullptr) {
     active.notes.push_back(
-        "CUDAENV_VERSION=" + *value +
+        selected_by + "=" + *value +
         " matches no toolkit installed by cudaenv; the system's toolkit is used");
     return false;
   }
   active.toolkit = *best;
-  active.selected_by = "CUDAENV_VERSION=" + *value;
+  active.selected_by = selected_by + "=" + *value;
   return true;
 }
 
 }  // namespace
 
-ActiveToolkit select_active_toolkit(const probe::MachineFacts& facts) {
+ActiveToolkit select_active_toolkit(const probe::MachineFacts& facts,
+                                    const std::optional<VersionSpec>& selected,
+                                    const std::string& selected_by) {
   ActiveToolkit active;
-  if (select_by_variable(facts, active)) return active;
+  if (select_by_spec(facts, selected, selected_by, active)) return active;
   const std::pair<probe::ToolkitOrigin, const char*> system_order[] = {
       {probe::ToolkitOrigin::path_nvcc, "nvcc on PATH"},
       {probe::ToolkitOrigin::cuda_home, "CUDA_HOME"},

@@ -17,11 +17,13 @@ struct ActiveToolkit {
 };
 
 // DESIGN.md §3's order, first match wins, over the toolkits probe found:
-//   1. $CUDAENV_VERSION, matched against the toolkits cudaenv installed ("system" skips it);
-//   2. the project's choice: the nearest .cudaenv and the global config, which the project module
-//      contributes; it slots in here, between the variable and the system's own toolkits;
+//   1./2. the selected version (project::select: $CUDAENV_VERSION, else the nearest .cudaenv, else
+//      the global config), matched against the toolkits cudaenv installed; without `selected`,
+//      $CUDAENV_VERSION from the facts ("system" skips it);
 //   3. the system's toolkit as a shell sees it: nvcc on PATH, then $CUDA_HOME, then
 //   /usr/local/cuda.
-ActiveToolkit select_active_toolkit(const probe::MachineFacts& facts);
+ActiveToolkit select_active_toolkit(const probe::MachineFacts& facts,
+                                    const std::optional<VersionSpec>& selected = std::nullopt,
+                                    const std::string& selected_by = "CUDAENV_VERSION");
 
 }  // namespace cudaenv::doctor

@@ -13,6 +13,11 @@ namespace cudaenv::doctor {
 struct DoctorFacts {
   probe::MachineFacts machine;
   probe::HostFacts host;
+  // The version that applies in the current directory (CUDAENV_VERSION, the nearest .cudaenv,
+  // the global config) and what set it; nullopt: the system's toolkit.
+  std::optional<VersionSpec> selected;
+  std::string selected_by;
+  std::string selection_problem;  // a malformed .cudaenv or config, reported as a note
 };
 
 struct CheckInput {

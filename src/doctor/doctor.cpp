@@ -1,8 +1,10 @@
 #include "doctor/doctor.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "probe/host.hpp"
+#include "project/selection.hpp"
 
 namespace cudaenv::doctor {
 
@@ -32,12 +34,22 @@ DoctorFacts gather_facts(const probe::ProbeContext& context) {
   DoctorFacts facts;
   facts.machine = probe::probe_machine(context);
   facts.host = probe::probe_host(context, facts.machine);
+  std::error_code ec;
+  if (auto selection = project::select(context.env, std::filesystem::current_path(ec))) {
+    facts.selected = selection->cuda;
+    const auto source = project::describe_source(*selection);
+    facts.selected_by =
+        selection->source == project::SelectionSource::environment ? "CUDAENV_VERSION" : source;
+  } else {
+    facts.selection_problem = selection.error().message;
+  }
   return facts;
 }
 
 Report run_doctor(const DoctorFacts& facts, const manifest::Database& db) {
   Report report;
-  report.active = select_active_toolkit(facts.machine);
+  report.active = select_active_toolkit(facts.machine, facts.selected, facts.selected_by);
+  if (!facts.selection_problem.empty()) report.active.notes.push_back(facts.selection_problem);
   const CheckInput input{facts, db, report.active};
   for (const auto check : check_table) report.findings.push_back(check(input));
   return report;

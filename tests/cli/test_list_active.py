@@ -1,4 +1,4 @@
-"""`cudaenv list` (and `verify`) follow the toolkit that applies in the current directory: the newest installed
+"""`cudaenv list` (and `verify`, `doctor`) follow the toolkit that applies in the current directory: the newest installed
 match of CUDAENV_VERSION or the nearest .cudaenv, and says so when the selection is not installed."""
 
 import json
@@ -41,6 +41,13 @@ def the_project_file_decides_which_installed_toolkit_is_active(tmp):
     report = json.loads(proc.stdout)
     check(report["toolkit"]["path"] == f"{tmp}/root/toolkits/12.4.1", f"verify uses the project's toolkit: {report['toolkit']}")
     check(proc.returncode == 7, "the synthetic nvcc cannot build: exit 7")
+
+    # doctor judges the same toolkit.
+    doctor = subprocess.run([BINARY, "doctor", "--json"], cwd=project, env=env, capture_output=True, text=True,
+                            timeout=120)
+    active = json.loads(doctor.stdout)["active_toolkit"]
+    check(active["path"] == f"{tmp}/root/toolkits/12.4.1" and active["selected_by"].startswith(f"{tmp}/repo/.cudaenv"),
+          f"doctor's active toolkit: {active}")
 
     (tmp / "repo" / ".cudaenv").write_text("11.8\n")
     out = list_in(project, env)
