@@ -54,7 +54,7 @@ std::optional<install::Installed> installed_match(const Selection& selection,
 std::string describe_source(const Selection& selection) {
   switch (selection.source) {
     case SelectionSource::environment: return "CUDAENV_VERSION";
-    case SelectionSource::project_file: return selection.file.string();
+    case SelectionSource::project_file:
     case SelectionSource::global_config: return selection.file.string();
     case SelectionSource::system: return "system";
   }
