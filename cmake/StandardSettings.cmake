@@ -16,3 +16,30 @@ endif()
 function(cudaenv_target_defaults target)
   target_link_libraries(${target} PRIVATE cudaenv_warnings cudaenv_sanitizers)
 endfunction()
+
+# cudaenv_embed_files(<out-var> INPUTS <files...> HEADER <h> NAMESPACE <ns> FUNCTION <fn> TYPE <t>
+#                     [DELIMITER <d>] [ORIGIN <text>] COMMENT <text>)
+# Generates a C++ source (path returned in <out-var>) whose FUNCTION returns the files' contents,
+# regenerated whenever one of them or cmake/EmbedFiles.cmake changes.
+function(cudaenv_embed_files out_var)
+  cmake_parse_arguments(EMBED "" "HEADER;NAMESPACE;FUNCTION;TYPE;DELIMITER;ORIGIN;COMMENT" "INPUTS" ${ARGN})
+  set(output ${CMAKE_CURRENT_BINARY_DIR}/${EMBED_FUNCTION}.cpp)
+  string(REPLACE ";" "|" input_list "${EMBED_INPUTS}")
+  set(extra)
+  if(EMBED_DELIMITER)
+    list(APPEND extra -DDELIMITER=${EMBED_DELIMITER})
+  endif()
+  if(EMBED_ORIGIN)
+    list(APPEND extra "-DORIGIN=${EMBED_ORIGIN}")
+  endif()
+  add_custom_command(
+    OUTPUT ${output}
+    COMMAND ${CMAKE_COMMAND} "-DINPUTS=${input_list}" -DOUTPUT=${output}
+            -DHEADER=${EMBED_HEADER} -DNAMESPACE=${EMBED_NAMESPACE}
+            -DFUNCTION=${EMBED_FUNCTION} -DTYPE=${EMBED_TYPE} ${extra}
+            -P ${PROJECT_SOURCE_DIR}/cmake/EmbedFiles.cmake
+    VERBATIM
+    DEPENDS ${EMBED_INPUTS} ${PROJECT_SOURCE_DIR}/cmake/EmbedFiles.cmake
+    COMMENT "${EMBED_COMMENT}")
+  set(${out_var} ${output} PARENT_SCOPE)
+endfunction()

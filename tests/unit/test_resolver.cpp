@@ -9,17 +9,14 @@
 
 #include "manifest/load.hpp"
 #include "resolve/resolver.hpp"
+#include "test_util.hpp"
 
 using namespace cudaenv;
 using namespace cudaenv::resolve;
 
 namespace {
 
-const manifest::Database& db() {
-  static const manifest::Database database =
-      std::move(manifest::load_database(manifest::embedded_manifests())).value();
-  return database;
-}
+const manifest::Database& db() { return test::embedded_database(); }
 
 std::optional<Version> v(const char* text) { return text ? Version::parse(text) : std::nullopt; }
 std::optional<VersionSpec> spec(const char* text) {

@@ -6,7 +6,15 @@
 
 #include <doctest/doctest.h>
 
+#include "manifest/load.hpp"
+
 namespace cudaenv::test {
+
+const manifest::Database& embedded_database() {
+  static const manifest::Database database =
+      std::move(manifest::load_database(manifest::embedded_manifests())).value();
+  return database;
+}
 
 namespace fs = std::filesystem;
 

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <string>
 
+#include "manifest/database.hpp"
+
 namespace cudaenv::test {
 
 // A fresh directory, removed with everything in it when the object goes out of scope.
@@ -29,6 +31,9 @@ class FixtureMachine {
  private:
   TempDir dir_;
 };
+
+// The compiled-in compatibility database, loaded once for all tests.
+const manifest::Database& embedded_database();
 
 void write_file(const std::filesystem::path& path, const std::string& content);
 

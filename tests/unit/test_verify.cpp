@@ -19,11 +19,7 @@ using namespace cudaenv::verify;
 
 namespace {
 
-const manifest::Database& db() {
-  static const manifest::Database database =
-      std::move(manifest::load_database(manifest::embedded_manifests())).value();
-  return database;
-}
+const manifest::Database& db() { return test::embedded_database(); }
 
 Version v(const char* text) { return *Version::parse(text); }
 

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include "manifest/load.hpp"
+#include "test_util.hpp"
 #include "verify/classify.hpp"
 
 using namespace cudaenv;
@@ -14,11 +15,7 @@ using namespace cudaenv::verify;
 
 namespace {
 
-const manifest::Database& db() {
-  static const manifest::Database database =
-      std::move(manifest::load_database(manifest::embedded_manifests())).value();
-  return database;
-}
+const manifest::Database& db() { return test::embedded_database(); }
 
 // --- captured text ---
 
