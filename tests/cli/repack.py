@@ -26,7 +26,7 @@ def write_component(redist, name, version, sources, preset=0):
         info.mode = 0o755
         tar.addfile(info)
         for source, arcname in sources:
-            tar.add(source, arcname=f"{top}/{arcname}")
+            _add_tree(tar, source, f"{top}/{arcname}")
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -34,6 +34,22 @@ def write_component(redist, name, version, sources, preset=0):
     return {"name": name, "license": "CUDA Toolkit", "version": version,
             PLATFORM: {"relative_path": relative, "sha256": digest.hexdigest(), "md5": "",
                        "size": str(os.path.getsize(path))}}
+
+
+def _add_tree(tar, source, arcname):
+    """Like tar.add, but a link to an absolute path is stored as what it points at: NVIDIA's
+    archives hold only relative links, while a toolkit installed here may carry absolute ones
+    (some distributions link include/Openacc elsewhere), and cudaenv rightly refuses those."""
+    if os.path.islink(source) and os.path.isabs(os.readlink(source)):
+        source = os.path.realpath(source)
+        if not os.path.exists(source):
+            return
+    if os.path.isdir(source) and not os.path.islink(source):
+        tar.add(source, arcname=arcname, recursive=False)
+        for name in sorted(os.listdir(source)):
+            _add_tree(tar, os.path.join(source, name), f"{arcname}/{name}")
+    else:
+        tar.add(source, arcname=arcname, recursive=False)
 
 
 def write_manifest(mirror, product, version, components):
