@@ -47,6 +47,11 @@ std::map<std::string, std::string> toolkit_variables(const Environment& current,
       previous_lib.push_back(*home + "/lib64");
     }
   }
+  // cuDNN's directory goes in first so that lib64, prepended after it, ends up ahead of it.
+  auto library_path = current.get("LD_LIBRARY_PATH").value_or("");
+  if (!toolkit.cudnn_lib.empty())
+    library_path = prepend_entry(library_path, toolkit.cudnn_lib, previous_lib);
+  library_path = prepend_entry(library_path, prefix + "/lib64", previous_lib);
   return {
       {"CUDA_HOME", prefix},
       {"CUDA_PATH", prefix},
@@ -54,8 +59,7 @@ std::map<std::string, std::string> toolkit_variables(const Environment& current,
       {"CUDACXX", prefix + "/bin/nvcc"},
       {"CUDAENV_ACTIVE", toolkit.version},
       {"PATH", prepend_entry(current.get("PATH").value_or(""), prefix + "/bin", previous_bin)},
-      {"LD_LIBRARY_PATH",
-       prepend_entry(current.get("LD_LIBRARY_PATH").value_or(""), prefix + "/lib64", previous_lib)},
+      {"LD_LIBRARY_PATH", library_path},
   };
 }
 

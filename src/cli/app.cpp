@@ -1,58 +1,23 @@
 #include "cli/app.hpp"
 
+#include "cli/activation_commands.hpp"
 #include "cli/commands.hpp"
-
-#ifndef CUDAENV_VERSION_STRING
-#define CUDAENV_VERSION_STRING "unknown"
-#endif
 
 namespace cudaenv::cli {
 
-namespace {
-
-constexpr int usage_exit = static_cast<int>(ErrorKind::usage);
-
-int report_parse_error(const CLI::ParseError& error, CLI::App& app, Context& context) {
-  // Help and --version are successful "errors" in CLI11's model.
-  if (error.get_exit_code() == 0) {
-    context.out << (dynamic_cast<const CLI::CallForVersion*>(&error)
-                        ? std::string(error.what()) + "\n"
-                        : app.help());
-    return 0;
-  }
-  context.err << "cudaenv: error: " << error.what() << '\n'
-              << "hint: run 'cudaenv --help' for the commands and their flags\n";
-  return usage_exit;
-}
-
-int report_error(const Error& error, Context& context) {
-  context.err << "cudaenv: error: " << error.message << '\n';
-  if (!error.hint.empty()) context.err << "hint: " << error.hint << '\n';
-  return static_cast<int>(error.kind);
-}
-
-}  // namespace
-
 int run_app(int argc, const char* const* argv, Context& context) {
-  CLI::App app{"cudaenv: install, select and verify CUDA toolchains side by side", "cudaenv"};
-  app.set_version_flag("--version", "cudaenv " CUDAENV_VERSION_STRING);
-  app.require_subcommand(1);
-  Outcome outcome;
-  add_info_command(app, context, outcome);
-  add_resolve_command(app, context, outcome);
-  add_install_command(app, context, outcome);
-  add_store_commands(app, context, outcome);
-  add_mirror_command(app, context, outcome);
-  add_doctor_command(app, context, outcome);
-  add_bootstrap_command(app, context, outcome);
-  add_verify_command(app, context, outcome);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    return report_parse_error(error, app, context);
-  }
-  if (!outcome.status) return report_error(outcome.status.error(), context);
-  return outcome.exit_code;
+  return run_commands(argc, argv, context, [&context](CLI::App& app, Outcome& outcome) {
+    add_info_command(app, context, outcome);
+    add_resolve_command(app, context, outcome);
+    add_install_command(app, context, outcome);
+    add_store_commands(app, context, outcome);
+    add_mirror_command(app, context, outcome);
+    add_use_commands(app, context, outcome);
+    add_activation_commands(app, context, outcome);
+    add_doctor_command(app, context, outcome);
+    add_bootstrap_command(app, context, outcome);
+    add_verify_command(app, context, outcome);
+  });
 }
 
 }  // namespace cudaenv::cli

@@ -125,6 +125,7 @@ Status run_install_command(const InstallOptions& options, Context& context) {
   auto done = run_plan(*plan, *setup, options.force, context);
   if (!done) return done.error();
   report(*plan, *done, "CUDA", context);
+  refresh_shims(context);
   if (options.cudnn.empty()) return Ok{};
   auto cudnn = plan_cudnn(options.cudnn, Version::parse(plan->version)->major(), *setup, *platform);
   if (!cudnn) return cudnn.error();

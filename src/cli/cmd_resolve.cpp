@@ -265,6 +265,19 @@ Status run_resolve(const ResolveOptions& options, Context& context, Outcome& out
   return Ok{};
 }
 
+Result<resolve::Resolution> resolve_here(const ResolveOptions& options, Context& context) {
+  auto request = build_request(options);
+  if (!request) return request.error();
+  auto target = build_target(options, context);
+  if (!target) return target.error();
+  auto db = manifest::load_default_database(paths::data_root(context.env));
+  if (!db) return db.error();
+  if (const auto unknown = resolve::unknown_versions(*db, *request); !unknown.empty())
+    return make_error(ErrorKind::not_found, "the compatibility database does not know " +
+                                                text::join(unknown, ", "));
+  return resolve::resolve(*db, target->target, *request);
+}
+
 void add_resolve_command(CLI::App& app, Context& context, Outcome& outcome) {
   auto options = std::make_shared<ResolveOptions>();
   auto* command =

@@ -67,8 +67,7 @@ struct Active {
 std::optional<Active> active_toolkit(const install::Store& store,
                                      const std::vector<probe::ToolkitFacts>& system,
                                      Context& context) {
-  std::error_code ec;
-  auto selection = project::select(context.env, std::filesystem::current_path(ec));
+  auto selection = project::select(context.env, paths::working_directory(context.env));
   if (!selection) return std::nullopt;  // a broken .cudaenv is reported by the commands that use it
   if (selection->cuda) {
     auto match = project::installed_match(*selection, store);
@@ -170,6 +169,7 @@ Status run_uninstall(const StoreOptions& options, Context& context) {
   if (!lock) return lock.error();
   if (auto removed = install::uninstall_toolkit(store, *version); !removed) return removed.error();
   context.out << "removed CUDA " << version->str() << '\n';
+  refresh_shims(context);
   return Ok{};
 }
 

@@ -166,8 +166,7 @@ Result<verify::VerifyRequest> build_request(const VerifyOptions& options, Contex
     request.cudnn = options.cudnn;
   } else if (options.spec.empty()) {
     // The project's .cudaenv may select a cuDNN too; verify checks it with the toolkit.
-    std::error_code ec;
-    if (auto selection = project::select(context.env, std::filesystem::current_path(ec));
+    if (auto selection = project::select(context.env, paths::working_directory(context.env));
         selection && selection->cudnn) {
       request.cudnn = selection->cudnn->str();
     }

@@ -6,14 +6,11 @@
 
 #include "cli/context.hpp"
 #include "cli/download_setup.hpp"
+#include "cli/outcome.hpp"
+#include "resolve/resolver.hpp"
 
 namespace cudaenv::cli {
 
-// Set by the chosen command's callback: an error to report, or the exit code of the process.
-struct Outcome {
-  int exit_code = 0;
-  Status status = Ok{};
-};
 
 struct InfoOptions {
   bool json = false;
@@ -37,6 +34,9 @@ struct ResolveOptions {
 // versions.
 Status run_resolve(const ResolveOptions& options, Context& context, Outcome& outcome);
 void add_resolve_command(CLI::App& app, Context& context, Outcome& outcome);
+// What `cudaenv resolve` answers for these options, with the same detection and database; a
+// request naming versions the database does not know is ErrorKind::not_found.
+Result<resolve::Resolution> resolve_here(const ResolveOptions& options, Context& context);
 
 }  // namespace cudaenv::cli
 
@@ -69,6 +69,20 @@ struct MirrorOptions {
   DownloadFlags download;  // --mirror is the upstream here
 };
 void add_mirror_command(CLI::App& app, Context& context, Outcome& outcome);
+
+struct UseOptions {
+  std::string spec;
+  std::string cudnn, torch, tensorflow, jax;
+  bool global = false;
+  bool install = false;
+};
+// Writes .cudaenv (or, with --global, the config) keeping comments and unknown keys; warns, never
+// fails, when the version is not installed or this machine cannot run it.
+Status run_use(const UseOptions& options, Context& context);
+// `cudaenv use` and `cudaenv rehash`.
+void add_use_commands(CLI::App& app, Context& context, Outcome& outcome);
+// Recreates the shims after an install or uninstall; a failure is only a warning.
+void refresh_shims(Context& context);
 struct DoctorOptions {
   bool json = false;
 };

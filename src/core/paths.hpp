@@ -2,6 +2,7 @@
 // Where cudaenv keeps its own files (XDG base directories, DESIGN.md §3).
 
 #include <filesystem>
+#include <string>
 
 #include "core/environment.hpp"
 
@@ -11,6 +12,16 @@ namespace cudaenv::paths {
 std::filesystem::path data_root(const Environment& env);
 // ${XDG_CONFIG_HOME:-$HOME/.config}/cudaenv/config.toml.
 std::filesystem::path config_file(const Environment& env);
+// The directory commands run in, as the user's shell names it: $PWD when it is absolute and is
+// the current directory (so a symlinked project path finds the same .cudaenv the shell hook
+// finds), else the physical current directory.
+std::filesystem::path working_directory(const Environment& env);
+// This program's own file (/proc/self/exe), for the hook and the shims to call back.
+std::filesystem::path running_executable();
+// A program installed with cudaenv: <bin>/../libexec/cudaenv/<name> next to the running
+// executable's directory, or <name> in that same directory (the build tree, and the programs in
+// libexec themselves).
+std::filesystem::path companion_program(const std::string& name);
 // The machine root probes read from: $CUDAENV_SYSROOT, else "/".
 std::filesystem::path sysroot(const Environment& env);
 

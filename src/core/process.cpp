@@ -6,10 +6,12 @@
 #include <spawn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX, not in any header
@@ -149,6 +151,63 @@ Result<ProcessResult> SystemProcessRunner::run(const Command& command) {
   }
   result.exit_code = decode_wait_status(status);
   return result;
+}
+
+namespace {
+
+bool is_executable_file(const std::string& path) {
+  struct stat status {};
+  return ::stat(path.c_str(), &status) == 0 && S_ISREG(status.st_mode) &&
+         ::access(path.c_str(), X_OK) == 0;
+}
+
+std::string without_trailing_slash(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
+}  // namespace
+
+std::optional<std::string> find_in_path(const std::string& name, const std::string& search_path,
+                                        const std::vector<std::string>& skip) {
+  std::vector<std::string> skipped;
+  for (const auto& dir : skip) skipped.push_back(without_trailing_slash(dir));
+  std::size_t start = 0;
+  while (start <= search_path.size()) {
+    auto end = search_path.find(':', start);
+    if (end == std::string::npos) end = search_path.size();
+    auto dir = without_trailing_slash(search_path.substr(start, end - start));
+    start = end + 1;
+    if (std::find(skipped.begin(), skipped.end(), dir) != skipped.end()) continue;
+    const auto candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    if (is_executable_file(candidate)) return candidate;
+  }
+  return std::nullopt;
+}
+
+Error replace_process(const std::vector<std::string>& argv,
+                      const std::map<std::string, std::string>& environment) {
+  if (argv.empty()) return make_error(ErrorKind::usage, "no command to run");
+  std::string program = argv[0];
+  if (program.find('/') == std::string::npos) {
+    const auto path = environment.find("PATH");
+    auto found = find_in_path(program, path == environment.end() ? "" : path->second);
+    if (!found)
+      return make_error(ErrorKind::not_found, program + ": command not found on PATH",
+                        "check the name, or give the program's full path");
+    program = *found;
+  }
+  std::vector<std::string> entries;
+  for (const auto& [name, value] : environment) entries.push_back(name + "=" + value);
+  std::vector<char*> child_argv, child_env;
+  for (const auto& arg : argv) child_argv.push_back(const_cast<char*>(arg.c_str()));
+  child_argv.push_back(nullptr);
+  for (auto& entry : entries) child_env.push_back(entry.data());
+  child_env.push_back(nullptr);
+  ::execve(program.c_str(), child_argv.data(), child_env.data());
+  const int error = errno;
+  return make_error(error == ENOENT ? ErrorKind::not_found : ErrorKind::failure,
+                    "cannot run " + program + ": " + std::strerror(error));
 }
 
 }  // namespace cudaenv

@@ -43,4 +43,15 @@ class SystemProcessRunner final : public ProcessRunner {
   Result<ProcessResult> run(const Command& command) override;
 };
 
+// The first executable regular file called `name` in the ':'-separated `search_path` (an empty
+// entry is the current directory), skipping the directories in `skip`; nullopt when none.
+std::optional<std::string> find_in_path(const std::string& name, const std::string& search_path,
+                                        const std::vector<std::string>& skip = {});
+
+// Replaces this process with `argv` (argv[0] a path, or a name looked up on the PATH of
+// `environment`), running with exactly `environment`. Returns only on failure: ErrorKind::not_found
+// when there is no such program, ErrorKind::failure when it cannot be run.
+Error replace_process(const std::vector<std::string>& argv,
+                      const std::map<std::string, std::string>& environment);
+
 }  // namespace cudaenv

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "core/paths.hpp"
 #include "probe/host.hpp"
 #include "project/selection.hpp"
 
@@ -34,8 +35,7 @@ DoctorFacts gather_facts(const probe::ProbeContext& context) {
   DoctorFacts facts;
   facts.machine = probe::probe_machine(context);
   facts.host = probe::probe_host(context, facts.machine);
-  std::error_code ec;
-  if (auto selection = project::select(context.env, std::filesystem::current_path(ec))) {
+  if (auto selection = project::select(context.env, paths::working_directory(context.env))) {
     facts.selected = selection->cuda;
     const auto source = project::describe_source(*selection);
     facts.selected_by =

@@ -36,7 +36,8 @@ json to_json(const Receipt& receipt) {
 
 std::vector<Installed> list_store_dir(
     const fs::path& dir,
-    const std::function<std::optional<Version>(const std::string&)>& version_of) {
+    const std::function<std::optional<Version>(const std::string&)>& version_of,
+    Receipts receipts) {
   std::vector<Installed> found;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -44,9 +45,11 @@ std::vector<Installed> list_store_dir(
     if (text::starts_with(name, ".") || !it->is_directory()) continue;
     auto version = version_of(name);
     if (!version) continue;
-    auto receipt = read_receipt(it->path());
-    found.push_back(
-        {*version, it->path(), receipt ? std::optional<Receipt>(*receipt) : std::nullopt});
+    std::optional<Receipt> receipt;
+    if (receipts == Receipts::read) {
+      if (auto read = read_receipt(it->path())) receipt = std::move(*read);
+    }
+    found.push_back({*version, it->path(), std::move(receipt)});
   }
   std::sort(found.begin(), found.end(),
             [](const auto& a, const auto& b) { return a.version > b.version; });
@@ -86,16 +89,19 @@ Result<Receipt> read_receipt(const fs::path& prefix) {
   return receipt;
 }
 
-std::vector<Installed> installed_toolkits(const Store& store) {
-  return list_store_dir(store.toolkits(),
-                        [](const std::string& name) { return Version::parse(name); });
+std::vector<Installed> installed_toolkits(const Store& store, Receipts receipts) {
+  return list_store_dir(
+      store.toolkits(), [](const std::string& name) { return Version::parse(name); }, receipts);
 }
 
-std::vector<Installed> installed_cudnn(const Store& store) {
-  return list_store_dir(store.cudnn(), [](const std::string& name) -> std::optional<Version> {
-    const auto dash = name.find("-cuda");
-    return dash == std::string::npos ? std::nullopt : Version::parse(name.substr(0, dash));
-  });
+std::vector<Installed> installed_cudnn(const Store& store, Receipts receipts) {
+  return list_store_dir(
+      store.cudnn(),
+      [](const std::string& name) -> std::optional<Version> {
+        const auto dash = name.find("-cuda");
+        return dash == std::string::npos ? std::nullopt : Version::parse(name.substr(0, dash));
+      },
+      receipts);
 }
 
 Result<InstallLock> InstallLock::acquire(const fs::path& lock_file,

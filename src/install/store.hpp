@@ -55,10 +55,13 @@ struct Installed {
   std::optional<Receipt> receipt;
 };
 
+// Whether listing the store parses each receipt; the prompt hook and shims only need versions.
+enum class Receipts { read, skip };
+
 // Installed toolkits (newest first). Staging and lock entries (names starting with '.') are not.
-std::vector<Installed> installed_toolkits(const Store& store);
+std::vector<Installed> installed_toolkits(const Store& store, Receipts receipts = Receipts::read);
 // Installed cuDNN builds, named <version>-cuda<major> (newest first).
-std::vector<Installed> installed_cudnn(const Store& store);
+std::vector<Installed> installed_cudnn(const Store& store, Receipts receipts = Receipts::read);
 
 // An exclusive lock on one install target, held while the object lives. A second process
 // installing the same version waits for it.

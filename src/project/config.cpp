@@ -32,9 +32,13 @@ Result<Config> load_config(const std::filesystem::path& path) {
   if (!in) return Config{};
   std::stringstream text;
   text << in.rdbuf();
+  return parse_config(text.str(), path);
+}
+
+Result<Config> parse_config(std::string_view text, const std::filesystem::path& path) {
   toml::table root;
   try {
-    root = toml::parse(text.str(), path.string());
+    root = toml::parse(text, path.string());
   } catch (const toml::parse_error& e) {
     return config_error(path, e.source(), std::string(e.description()));
   }

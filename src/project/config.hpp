@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/error.hpp"
 
@@ -26,5 +27,7 @@ struct Config {
 
 // A missing file is an empty configuration; a malformed one is an error naming the file and line.
 Result<Config> load_config(const std::filesystem::path& path);
+// The same for text said to come from `path`.
+Result<Config> parse_config(std::string_view text, const std::filesystem::path& path);
 
 }  // namespace cudaenv::project

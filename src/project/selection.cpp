@@ -43,16 +43,29 @@ Result<Selection> select(const Environment& env, const std::filesystem::path& cw
 }
 
 std::optional<install::Installed> installed_match(const Selection& selection,
-                                                  const install::Store& store) {
+                                                  const install::Store& store,
+                                                  install::Receipts receipts) {
   if (!selection.cuda) return std::nullopt;
-  for (auto& installed : install::installed_toolkits(store)) {  // newest first
+  for (auto& installed : install::installed_toolkits(store, receipts)) {  // newest first
     if (selection.cuda->matches(installed.version)) return installed;
+  }
+  return std::nullopt;
+}
+
+std::optional<install::Installed> installed_cudnn_match(const VersionSpec& spec, int cuda_major,
+                                                        const install::Store& store,
+                                                        install::Receipts receipts) {
+  const auto variant = "-cuda" + std::to_string(cuda_major);
+  for (auto& installed : install::installed_cudnn(store, receipts)) {  // newest first
+    const auto name = installed.path.filename().string();
+    if (spec.matches(installed.version) && name.ends_with(variant)) return installed;
   }
   return std::nullopt;
 }
 
 std::string describe_source(const Selection& selection) {
   switch (selection.source) {
+    case SelectionSource::command_line: return "--cuda";
     case SelectionSource::environment: return "CUDAENV_VERSION";
     case SelectionSource::project_file:
     case SelectionSource::global_config: return selection.file.string();

@@ -13,7 +13,7 @@
 
 namespace cudaenv::project {
 
-enum class SelectionSource { environment, project_file, global_config, system };
+enum class SelectionSource { command_line, environment, project_file, global_config, system };
 
 struct Selection {
   std::optional<VersionSpec> cuda;  // nullopt: the system's toolkit, environment left as it is
@@ -26,10 +26,16 @@ struct Selection {
 Result<Selection> select(const Environment& env, const std::filesystem::path& cwd);
 
 // The newest installed toolkit matching the selection, if any.
-std::optional<install::Installed> installed_match(const Selection& selection,
-                                                  const install::Store& store);
+std::optional<install::Installed> installed_match(
+    const Selection& selection, const install::Store& store,
+    install::Receipts receipts = install::Receipts::read);
 
-// "12.1.1 (from /repo/.cudaenv)", "CUDAENV_VERSION", "global config", "system".
+// The newest installed cuDNN matching `spec` built for CUDA `cuda_major`, if any.
+std::optional<install::Installed> installed_cudnn_match(
+    const VersionSpec& spec, int cuda_major, const install::Store& store,
+    install::Receipts receipts = install::Receipts::read);
+
+// Where the selection came from: "/repo/.cudaenv", "CUDAENV_VERSION", "--cuda", "system".
 std::string describe_source(const Selection& selection);
 
 }  // namespace cudaenv::project

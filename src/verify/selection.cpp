@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "core/paths.hpp"
 #include "core/text.hpp"
 #include "project/selection.hpp"
 
@@ -80,8 +81,7 @@ Result<SelectedToolkit> system_toolkit(const std::vector<probe::ToolkitFacts>& t
 }  // namespace
 
 Result<std::optional<ActiveVersion>> active_version(const Environment& env) {
-  std::error_code ec;
-  auto selection = project::select(env, std::filesystem::current_path(ec));
+  auto selection = project::select(env, paths::working_directory(env));
   if (!selection) return selection.error();
   if (!selection->cuda) return std::optional<ActiveVersion>{};
   return std::optional<ActiveVersion>{

@@ -109,3 +109,20 @@ def finish():
         print(f"{len(_failures)} failure(s)", file=sys.stderr)
         sys.exit(1)
     sys.exit(0)
+
+
+# Two small toolkits whose nvcc reports its version and, with --echo-args, its arguments.
+SYNTHETIC_RELEASES = {"12.1.1": "12.1.105", "12.4.1": "12.4.131"}
+
+
+def install_synthetic_toolkits(tmp, releases=SYNTHETIC_RELEASES, **extra_env):
+    """Installs the releases with `cudaenv install` from a synthetic mirror served over HTTP;
+    returns a clean environment whose CUDAENV_ROOT holds them."""
+    from synthetic_mirror import toolkit_release
+    for release, nvcc in releases.items():
+        toolkit_release(tmp / "mirror", release, nvcc)
+    env = clean_env(tmp, CUDAENV_ROOT=tmp / "root", **extra_env)
+    with mirror_server(tmp / "mirror") as (url, _):
+        for release in releases:
+            run(["install", release, "--mirror", url], env, check_exit=0)
+    return env

@@ -13,7 +13,14 @@ PLATFORM = "linux-x86_64"
 
 def nvcc_script(release, nvcc_version):
     major_minor = ".".join(release.split(".")[:2])
+    # --echo-args lets the activation tests see exactly which nvcc ran, with which arguments
+    # and environment, and choose its exit status.
     return ("#!/bin/sh\n"
+            'if [ "$1" = "--echo-args" ]; then\n'
+            f'  shift; echo "nvcc {nvcc_version} CUDA_HOME=$CUDA_HOME"\n'
+            "  for arg in \"$@\"; do printf '[%s]\\n' \"$arg\"; done\n"
+            '  exit "${FAKE_NVCC_EXIT:-0}"\n'
+            "fi\n"
             f'echo "nvcc: NVIDIA (R) Cuda compiler driver"\n'
             f'echo "Cuda compilation tools, release {major_minor}, V{nvcc_version}"\n')
 

@@ -1,0 +1,40 @@
+# cudaenv's prompt hook for bash. In ~/.bashrc:  eval "$(cudaenv init bash)"
+# Before each prompt it checks, with shell builtins only, whether the nearest .cudaenv, one of the
+# variables that select a version, or a file cudaenv asked it to watch has changed, and only then
+# runs `cudaenv hook-env`, whose output sets the variables as quoted data.
+__cudaenv_bin=@CUDAENV_BIN@
+
+__cudaenv_changed() {
+  local i file stamp
+  for ((i = 0; i + 1 < ${#__cudaenv_watch[@]}; i += 2)); do
+    file=${__cudaenv_watch[i]} stamp=${__cudaenv_watch[i + 1]}
+    if [[ -z $stamp ]]; then
+      [[ -e $file ]] && return 0
+    elif [[ $file -nt $stamp || $file -ot $stamp ]]; then
+      return 0
+    fi
+  done
+  return 1
+}
+
+__cudaenv_hook() {
+  local previous_status=$? dir=$PWD found=
+  while :; do
+    if [[ -f $dir/.cudaenv ]]; then
+      found=$dir/.cudaenv
+      break
+    fi
+    [[ -z $dir || $dir == / ]] && break
+    dir=${dir%/*}
+  done
+  local key="$found|${CUDAENV_VERSION-}|${CUDAENV_ROOT-}|${XDG_DATA_HOME-}|${XDG_CONFIG_HOME-}|${HOME-}"
+  if [[ $key != "${__cudaenv_key-}" ]] || __cudaenv_changed; then
+    eval "$("$__cudaenv_bin" hook-env --shell bash)"
+    __cudaenv_key=$key
+  fi
+  return $previous_status
+}
+
+if [[ ${PROMPT_COMMAND[*]-} != *__cudaenv_hook* ]]; then
+  PROMPT_COMMAND="__cudaenv_hook${PROMPT_COMMAND:+;$PROMPT_COMMAND}"
+fi

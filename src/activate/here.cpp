@@ -1,0 +1,77 @@
+#include "activate/here.hpp"
+
+#include "activate/activation.hpp"
+#include "activate/toolkit_env.hpp"
+#include "core/paths.hpp"
+
+namespace cudaenv::activate {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Error not_installed(const std::string& what, const std::string& install_command) {
+  return make_error(ErrorKind::not_found, what + " is not installed",
+                    "run: " + install_command);
+}
+
+// NVIDIA's cuDNN archives ship lib/; some repackagings use lib64/.
+std::string cudnn_library_directory(const fs::path& prefix) {
+  std::error_code ec;
+  for (const char* candidate : {"lib", "lib64"}) {
+    if (fs::is_directory(prefix / candidate, ec)) return (prefix / candidate).string();
+  }
+  return (prefix / "lib").string();
+}
+
+Result<project::Selection> selection_for(const Environment& env, const fs::path& cwd,
+                                         const std::optional<VersionSpec>& forced_cuda) {
+  if (forced_cuda) {
+    project::Selection selection;
+    selection.cuda = *forced_cuda;
+    selection.source = project::SelectionSource::command_line;
+    return selection;
+  }
+  return project::select(env, cwd);
+}
+
+}  // namespace
+
+std::string describe_selection(const project::Selection& selection) {
+  const auto spec = selection.cuda ? selection.cuda->str() : std::string("system");
+  return spec + " (from " + project::describe_source(selection) + ")";
+}
+
+Result<Activated> activate_here(const Environment& current, const fs::path& cwd,
+                                const std::optional<VersionSpec>& forced_cuda) {
+  Activated result;
+  result.base = without_activation(current);
+  auto selection = selection_for(result.base, cwd, forced_cuda);
+  if (!selection) return selection.error();
+  result.selection = *selection;
+  result.environment = result.base;
+  if (!selection->cuda) return result;
+
+  const install::Store store{paths::data_root(result.base)};
+  result.toolkit = project::installed_match(*selection, store, install::Receipts::skip);
+  if (!result.toolkit)
+    return not_installed("CUDA " + describe_selection(*selection),
+                         "cudaenv install " + selection->cuda->str());
+  ToolkitPrefix prefix{result.toolkit->path.string(), result.toolkit->version.str(), ""};
+  if (selection->cudnn) {
+    const int major = result.toolkit->version.major();
+    result.cudnn =
+        project::installed_cudnn_match(*selection->cudnn, major, store, install::Receipts::skip);
+    if (!result.cudnn)
+      return not_installed("cuDNN " + selection->cudnn->str() + " for CUDA " +
+                               std::to_string(major) + " (from " +
+                               project::describe_source(*selection) + ")",
+                           "cudaenv install " + result.toolkit->version.str() + " --cudnn " +
+                               selection->cudnn->str());
+    prefix.cudnn_lib = cudnn_library_directory(result.cudnn->path);
+  }
+  result.environment = toolkit_environment(result.base, prefix);
+  return result;
+}
+
+}  // namespace cudaenv::activate

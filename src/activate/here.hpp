@@ -1,0 +1,34 @@
+#pragma once
+// The environment a directory asks for: the selection rules of project/ applied to what is
+// installed, on top of the environment without cudaenv's earlier activation. `cudaenv env`,
+// `exec`, `which`, the prompt hook and the shims all go through here, so they always agree.
+
+#include <filesystem>
+#include <optional>
+
+#include "core/environment.hpp"
+#include "core/error.hpp"
+#include "core/version.hpp"
+#include "install/store.hpp"
+#include "project/selection.hpp"
+
+namespace cudaenv::activate {
+
+struct Activated {
+  project::Selection selection;
+  Environment base;         // the environment without cudaenv's earlier activation
+  Environment environment;  // what this directory asks for: `base` when the system's applies
+  std::optional<install::Installed> toolkit;
+  std::optional<install::Installed> cudnn;
+};
+
+// `forced_cuda` (exec --cuda) wins over every other source. Errors: a malformed CUDAENV_VERSION,
+// .cudaenv or config (ErrorKind::failure or usage, naming the file and line); a selected toolkit
+// or cuDNN that is not installed (ErrorKind::not_found, with the install command as the hint).
+Result<Activated> activate_here(const Environment& current, const std::filesystem::path& cwd,
+                                const std::optional<VersionSpec>& forced_cuda = std::nullopt);
+
+// "12.4 (from /repo/.cudaenv)", "12.4 (from CUDAENV_VERSION)": a selection for messages.
+std::string describe_selection(const project::Selection& selection);
+
+}  // namespace cudaenv::activate

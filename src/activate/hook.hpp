@@ -1,0 +1,32 @@
+#pragma once
+// `cudaenv hook-env`: what the prompt hook applies when something it watches changed. The shell
+// function decides with builtins alone whether to call it (DESIGN.md §5); this is the slow path,
+// and it still reads no manifest, loads no library and touches no network.
+
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+#include "activate/activation.hpp"
+#include "activate/shell.hpp"
+#include "core/environment.hpp"
+#include "core/error.hpp"
+
+namespace cudaenv::activate {
+
+struct HookOutcome {
+  Changes changes;                 // to apply in the shell, CUDAENV_DIFF included
+  std::vector<WatchedFile> watch;  // what decides whether the next prompt calls hook-env again
+  std::optional<Error> problem;    // a malformed file or a version not installed: the shell
+                                   // gets the environment without any cudaenv toolkit
+};
+
+HookOutcome hook_env(const Environment& current, const std::filesystem::path& cwd);
+
+// The files whose change can change the outcome here: the nearest .cudaenv, the global config,
+// and the store's toolkit and cuDNN directories (an install or uninstall). Stamps are created
+// under the data root's cache; when that is not writable the stamp is a path that never exists,
+// so the hook simply asks again at each prompt.
+std::vector<WatchedFile> watch_list(const Environment& env, const std::filesystem::path& cwd);
+
+}  // namespace cudaenv::activate

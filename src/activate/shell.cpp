@@ -1,0 +1,92 @@
+#include "activate/shell.hpp"
+
+#include "core/text.hpp"
+
+namespace cudaenv::activate {
+
+namespace {
+
+std::string single_quoted_posix(std::string_view value) {
+  std::string out = "'";
+  for (char c : value) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+// In fish's single quotes only \\ and \' are special.
+std::string single_quoted_fish(std::string_view value) {
+  std::string out = "'";
+  for (char c : value) {
+    if (c == '\'' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+std::string set_statement(Shell shell, const std::string& name, const std::string& value) {
+  if (shell != Shell::fish) return "export " + name + "=" + quote(shell, value) + ";\n";
+  // fish keeps PATH-like variables as lists and splits them on ':' when they are set.
+  return "set -gx " + name + " " + quote(shell, value) + ";\n";
+}
+
+std::string unset_statement(Shell shell, const std::string& name) {
+  return shell == Shell::fish ? "set -e " + name + ";\n" : "unset " + name + ";\n";
+}
+
+const std::string& script_named(const std::string& name) {
+  static const std::string none;
+  for (const auto& script : embedded_hook_scripts()) {
+    if (script.name == name) return script.text;
+  }
+  return none;
+}
+
+}  // namespace
+
+std::optional<Shell> parse_shell(std::string_view name) {
+  if (name == "bash") return Shell::bash;
+  if (name == "zsh") return Shell::zsh;
+  if (name == "fish") return Shell::fish;
+  return std::nullopt;
+}
+
+std::string quote(Shell shell, std::string_view value) {
+  return shell == Shell::fish ? single_quoted_fish(value) : single_quoted_posix(value);
+}
+
+std::string render_changes(Shell shell, const Changes& changes) {
+  std::string out;
+  for (const auto& [name, value] : changes) {
+    out += value ? set_statement(shell, name, *value) : unset_statement(shell, name);
+  }
+  return out;
+}
+
+std::string render_watch(Shell shell, const std::vector<WatchedFile>& watch) {
+  std::string words;
+  for (const auto& file : watch) {
+    words += " " + quote(shell, file.path) + " " + quote(shell, file.stamp);
+  }
+  if (shell == Shell::fish) return "set -g __cudaenv_watch" + words + ";\n";
+  return "__cudaenv_watch=(" + (words.empty() ? words : words.substr(1)) + ");\n";
+}
+
+std::string hook_script(Shell shell, const std::string& binary) {
+  const char* name = shell == Shell::bash ? "cudaenv.bash"
+                     : shell == Shell::zsh ? "cudaenv.zsh"
+                                           : "cudaenv.fish";
+  std::string script = script_named(name);
+  const std::string placeholder = "@CUDAENV_BIN@";
+  const auto quoted = quote(shell, binary);
+  for (auto at = script.find(placeholder); at != std::string::npos;
+       at = script.find(placeholder, at + quoted.size()))
+    script.replace(at, placeholder.size(), quoted);
+  return script;
+}
+
+}  // namespace cudaenv::activate

@@ -1,0 +1,168 @@
+#include <nlohmann/json.hpp>
+
+#include "activate/activation.hpp"
+#include "activate/here.hpp"
+#include "activate/hook.hpp"
+#include "activate/shell.hpp"
+#include "activate/shims.hpp"
+#include "cli/activation_commands.hpp"
+#include "core/paths.hpp"
+#include "core/process.hpp"
+
+namespace cudaenv::cli {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::filesystem::path here(const Context& context) {
+  return paths::working_directory(context.env);
+}
+
+Result<activate::Shell> shell_named(const std::string& name, const char* flag) {
+  if (auto shell = activate::parse_shell(name)) return *shell;
+  return make_error(ErrorKind::usage, std::string(flag) + ": unknown shell \"" + name + "\"",
+                    "use bash, zsh or fish");
+}
+
+json selection_json(const activate::Activated& activated) {
+  const auto& selection = activated.selection;
+  json out;
+  out["version"] = activated.toolkit ? json(activated.toolkit->version.str()) : json(nullptr);
+  out["spec"] = selection.cuda ? json(selection.cuda->str()) : json(nullptr);
+  static const char* sources[] = {"command_line", "environment", "project_file", "global_config",
+                                  "system"};
+  out["source"] = sources[static_cast<int>(selection.source)];
+  out["file"] = selection.file.empty() ? json(nullptr) : json(selection.file.string());
+  out["prefix"] = activated.toolkit ? json(activated.toolkit->path.string()) : json(nullptr);
+  out["cudnn"] = activated.cudnn ? json(activated.cudnn->version.str()) : json(nullptr);
+  return out;
+}
+
+}  // namespace
+
+Status run_current(const CurrentOptions& options, Context& context) {
+  auto activated = activate::activate_here(context.env, here(context));
+  if (!activated) return activated.error();
+  if (options.json) {
+    context.out << selection_json(*activated).dump(2) << '\n';
+    return Ok{};
+  }
+  if (!activated->toolkit) {
+    context.out << "system\n";
+    return Ok{};
+  }
+  context.out << activated->toolkit->version.str() << " (from "
+              << project::describe_source(activated->selection) << ")\n";
+  return Ok{};
+}
+
+Status run_env(const EnvOptions& options, Context& context) {
+  std::optional<activate::Shell> shell;
+  if (options.shell != "json") {
+    auto parsed = shell_named(options.shell, "--shell");
+    if (!parsed) return parsed.error();
+    shell = *parsed;
+  }
+  auto activated = activate::activate_here(context.env, here(context));
+  if (!activated) return activated.error();
+  activate::Changes variables;
+  for (const auto& name : activate::managed_variables())
+    variables[name] = activated->environment.get(name);
+  if (!shell) {
+    json out = json::object();
+    for (const auto& [name, value] : variables) out[name] = value ? json(*value) : json(nullptr);
+    context.out << out.dump(2) << '\n';
+  } else {
+    context.out << activate::render_changes(*shell, variables);
+  }
+  return Ok{};
+}
+
+Status run_exec(const ExecOptions& options, Context& context) {
+  std::optional<VersionSpec> forced;
+  if (!options.cuda.empty()) {
+    auto spec = VersionSpec::parse(options.cuda);
+    if (!spec) return make_error(ErrorKind::usage, "--cuda: " + spec.error().message, spec.error().hint);
+    forced = *spec;
+  }
+  auto activated = activate::activate_here(context.env, here(context), forced);
+  if (!activated) return activated.error();
+  auto environment = activated->environment;
+  // The child starts from this environment as its own: a hook in it must not undo it.
+  environment.unset(activate::activation_variable);
+  context.out.flush();
+  context.err.flush();
+  return replace_process(options.command, environment.variables());
+}
+
+Status run_which(const WhichOptions& options, Context& context) {
+  auto target = activate::resolve_tool(context.env, here(context), options.tool);
+  if (!target) return target.error();
+  context.out << target->path << '\n';
+  return Ok{};
+}
+
+Status run_init(const InitOptions& options, Context& context) {
+  auto shell = shell_named(options.shell, "init");
+  if (!shell) return shell.error();
+  context.out << activate::hook_script(*shell, paths::running_executable().string());
+  return Ok{};
+}
+
+Status run_hook_env(const HookEnvOptions& options, Context& context) {
+  auto shell = shell_named(options.shell, "--shell");
+  if (!shell) return shell.error();
+  const auto outcome = activate::hook_env(context.env, here(context));
+  if (outcome.problem) {
+    context.err << "cudaenv: " << outcome.problem->message;
+    if (!outcome.problem->hint.empty()) context.err << "; " << outcome.problem->hint;
+    context.err << '\n';
+  }
+  context.out << activate::render_changes(*shell, outcome.changes)
+              << activate::render_watch(*shell, outcome.watch);
+  return Ok{};
+}
+
+void add_activation_commands(CLI::App& app, Context& context, Outcome& outcome) {
+  auto current = std::make_shared<CurrentOptions>();
+  auto* command = app.add_subcommand("current", "The CUDA version active here and what set it");
+  command->add_flag("--json", current->json, "Print it as JSON");
+  command->callback([current, &context, &outcome] { outcome.status = run_current(*current, context); });
+
+  auto env = std::make_shared<EnvOptions>();
+  command = app.add_subcommand("env", "The environment for this directory, as shell code or JSON");
+  command->add_option("--shell", env->shell, "bash, zsh, fish or json")->capture_default_str();
+  command->callback([env, &context, &outcome] { outcome.status = run_env(*env, context); });
+
+  auto exec = std::make_shared<ExecOptions>();
+  command = app.add_subcommand("exec", "Run one command in the environment for this directory");
+  command->add_option("--cuda", exec->cuda, "Use this version instead of the one selected here");
+  command->add_option("command", exec->command, "The command and its arguments, after --")
+      ->required();
+  command->callback([exec, &context, &outcome] { outcome.status = run_exec(*exec, context); });
+
+  auto which = std::make_shared<WhichOptions>();
+  command = app.add_subcommand("which", "The real program a shim would run here");
+  command->add_option("tool", which->tool, "A tool such as nvcc")->required();
+  command->callback([which, &context, &outcome] { outcome.status = run_which(*which, context); });
+
+  auto init = std::make_shared<InitOptions>();
+  command = app.add_subcommand("init", "Print the shell hook: eval \"$(cudaenv init bash)\"");
+  command->add_option("shell", init->shell, "bash, zsh or fish")->required();
+  command->callback([init, &context, &outcome] { outcome.status = run_init(*init, context); });
+
+  auto hook = std::make_shared<HookEnvOptions>();
+  command = app.add_subcommand("hook-env", "What the shell hook runs when something changed");
+  command->add_option("--shell", hook->shell, "bash, zsh or fish")->required();
+  command->callback([hook, &context, &outcome] { outcome.status = run_hook_env(*hook, context); });
+}
+
+bool is_activation_command(int argc, const char* const* argv) {
+  if (argc < 2) return false;
+  const std::string name = argv[1];
+  return name == "current" || name == "env" || name == "exec" || name == "which" ||
+         name == "init" || name == "hook-env";
+}
+
+}  // namespace cudaenv::cli

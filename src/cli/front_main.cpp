@@ -1,0 +1,43 @@
+// `cudaenv`: the front program. It runs the activation commands itself (the prompt hook and
+// `exec` must start in about a millisecond, which a program linking libcurl and libarchive
+// cannot) and replaces itself with the full program for every other command.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <iostream>
+
+#include "cli/activation_commands.hpp"
+#include "cli/app.hpp"
+#include "cli/terminal.hpp"
+#include "core/paths.hpp"
+
+namespace {
+
+int run_full_program(char** argv) {
+  const auto full = cudaenv::paths::companion_program("cudaenv-full");
+  ::execv(full.c_str(), argv);
+  std::cerr << "cudaenv: error: cannot run " << full.string() << ": " << std::strerror(errno)
+            << "\nhint: reinstall cudaenv (scripts/setup)\n";
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace cudaenv;
+  if (!cli::is_activation_command(argc, argv)) return run_full_program(argv);
+  try {
+    const auto env = Environment::from_process();
+    SystemProcessRunner runner;
+    const Sysroot sysroot(paths::sysroot(env));
+    probe::DlLibraryLoader loader(sysroot);
+    cli::Context context{
+        env, sysroot, runner, loader, std::cout, std::cerr, cli::colour_wanted(1, env)};
+    return cli::run_activation_app(argc, argv, context);
+  } catch (const std::exception& error) {
+    std::cerr << "cudaenv: internal error: " << error.what() << '\n';
+    return 1;
+  }
+}
