@@ -1,0 +1,277 @@
+"""The prompt hook in real bash, zsh and fish processes: entering a project activates its toolkit,
+a nested project switches without stacking, leaving restores every variable exactly, the user's own
+PATH edits survive, and nothing read from a .cudaenv or a directory name can run a command."""
+
+import os
+import pty
+import re
+import select
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from harness import BINARY, SKIP, case, check, finish, install_synthetic_toolkits
+
+SHELLS = [name for name in ("bash", "zsh", "fish") if shutil.which(name)]
+WATCHED = ["CUDA_HOME", "CUDA_PATH", "CUDAToolkit_ROOT", "CUDACXX", "CUDAENV_ACTIVE", "PATH", "LD_LIBRARY_PATH"]
+
+
+def quote(shell, word):
+    if shell == "fish":
+        return "'" + word.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def show(shell, step):
+    """Prints `== step` and each watched variable as NAME=[value] or NAME unset."""
+    lines = [f"echo '== {step}'"]
+    for name in WATCHED:
+        if shell == "fish":
+            lines.append(f"if set -q {name}; printf '%s=[%s]\\n' {name} \"${name}\"; else; echo '{name} unset'; end")
+        else:
+            lines.append(f"if [ -n \"${{{name}+x}}\" ]; then printf '%s=[%s]\\n' {name} \"${name}\"; "
+                         f"else echo '{name} unset'; fi")
+    return lines
+
+
+def prepend_path(shell, entry):
+    if shell == "fish":
+        return f"set -gx PATH {quote(shell, entry)} $PATH"
+    return f"export PATH={quote(shell, entry)}:\"$PATH\""
+
+
+def run_shell(shell, tmp, env, lines, cudaenv=BINARY):
+    """Runs `lines` in an interactive `shell` whose rc file evaluates the hook of `cudaenv`."""
+    home = tmp / f"home-{shell}"
+    home.mkdir(exist_ok=True)
+    env = dict(env, HOME=str(home), TERM="dumb")
+    hook = subprocess.run([cudaenv, "init", shell], env=env, capture_output=True, text=True, check=True).stdout
+    if shell == "bash":
+        (home / "rc").write_text(hook)
+        argv = ["bash", "--noprofile", "--rcfile", str(home / "rc"), "-i"]
+    elif shell == "zsh":
+        (home / ".zshrc").write_text(hook)
+        argv = ["zsh", "-i"]
+        env["ZDOTDIR"] = str(home)
+    else:
+        (home / ".config" / "fish").mkdir(parents=True, exist_ok=True)
+        (home / ".config" / "fish" / "config.fish").write_text(hook)
+        argv = ["fish", "-i"]
+        env["XDG_CONFIG_HOME"] = str(home / ".config")
+    lines = lines + ["echo '== end'"]
+    if shell == "fish":
+        return run_in_terminal(argv, lines, env, tmp)
+    script = "\n".join(lines + ["exit"]) + "\n"
+    return subprocess.run(argv, input=script, env=env, cwd=tmp, capture_output=True, text=True, timeout=60)
+
+
+def run_in_terminal(argv, lines, env, cwd):
+    """fish emits its prompt event only on a terminal: drive it through a pseudo-terminal, one
+    line per prompt (each prompt event prints a numbered token). Output and errors arrive mixed,
+    as on a terminal."""
+    counter = ("set -g __prompts 0; function __count_prompts --on-event fish_prompt; "
+               "set -g __prompts (math $__prompts + 1); echo PROMPT-EVENT-$__prompts; end; "
+               "function fish_prompt; echo -n '> '; end")
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(cwd)
+        os.execvpe(argv[0], argv + ["-C", counter], env)
+    output = b""
+
+    def wait_for_prompt(number):
+        nonlocal output
+        token = f"PROMPT-EVENT-{number}\r\n".encode()
+        deadline = time.time() + 30
+        while token not in output and time.time() < deadline:
+            if select.select([fd], [], [], 0.5)[0]:
+                try:
+                    output += os.read(fd, 65536)
+                except OSError:
+                    return
+
+    wait_for_prompt(1)
+    for i, line in enumerate(lines):
+        os.write(fd, line.encode() + b"\n")
+        wait_for_prompt(i + 2)
+    os.write(fd, b"exit\n")
+    try:
+        while select.select([fd], [], [], 5)[0]:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            output += chunk
+    except OSError:
+        pass
+    os.waitpid(pid, 0)
+    os.close(fd)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", output.decode(errors="replace").replace("\r", ""))
+    return subprocess.CompletedProcess(argv, 0, text, text)
+
+
+def steps(output):
+    """{step: {NAME: value or None}} from the show() blocks."""
+    result, current = {}, None
+    for line in output.splitlines():
+        if line.startswith("== "):
+            current = result.setdefault(line[3:], {})
+        elif current is not None and line.endswith(" unset") and line[:-6] in WATCHED:
+            current[line[:-6]] = None
+        elif current is not None and "=[" in line and line.endswith("]"):
+            name, value = line.split("=[", 1)
+            if name in WATCHED:
+                current[name] = value[:-1]
+    return result
+
+
+def projects(tmp):
+    a = tmp / "proj-a"
+    b = a / "nested-b"
+    b.mkdir(parents=True)
+    (a / ".cudaenv").write_text('cuda = "12.1"\n')
+    (b / ".cudaenv").write_text("12.4\n")
+    return a, b
+
+
+def user_environment(env):
+    # Set, empty and unset variables, so that leaving must restore each kind exactly.
+    env = dict(env, CUDA_HOME="/opt/vendor-cuda", CUDA_PATH="", PATH="/usr/local/bin:/usr/bin:/bin")
+    env.pop("LD_LIBRARY_PATH", None)
+    return env
+
+
+@case
+def entering_switching_and_leaving_projects(tmp):
+    env = user_environment(install_synthetic_toolkits(tmp))
+    a, b = projects(tmp)
+    root = tmp / "root" / "toolkits"
+    for shell in SHELLS:
+        lines = show(shell, "before")
+        lines += [f"cd {quote(shell, str(a))}"] + show(shell, "in A") + ["nvcc --version"]
+        lines += [f"cd {quote(shell, str(b))}"] + show(shell, "in B") + ["nvcc --version"]
+        lines += [prepend_path(shell, "/user/added")]
+        lines += ["cd /"] + show(shell, "left")
+        proc = run_shell(shell, tmp, env, lines)
+        seen = steps(proc.stdout)
+        check("end" in seen, f"{shell}: the script ran to the end: {proc.stdout}\n{proc.stderr}")
+        before, in_a, in_b, left = (seen.get(s, {}) for s in ("before", "in A", "in B", "left"))
+        check(in_a.get("CUDA_HOME") == f"{root}/12.1.1", f"{shell}: A activates 12.1.1: {in_a}")
+        check(in_a.get("CUDAENV_ACTIVE") == "12.1.1", f"{shell}: CUDAENV_ACTIVE in A: {in_a}")
+        check(in_a.get("CUDACXX") == f"{root}/12.1.1/bin/nvcc", f"{shell}: CUDACXX in A: {in_a}")
+        check(in_a.get("PATH", "").startswith(f"{root}/12.1.1/bin:"), f"{shell}: A's bin first: {in_a}")
+        check(in_a.get("LD_LIBRARY_PATH") == f"{root}/12.1.1/lib64", f"{shell}: A's lib64: {in_a}")
+        check("release 12.1, V12.1.105" in proc.stdout, f"{shell}: nvcc in A is A's: {proc.stdout}")
+        check(in_b.get("CUDAENV_ACTIVE") == "12.4.1", f"{shell}: nested B switches to 12.4.1: {in_b}")
+        check("12.1.1" not in str(in_b), f"{shell}: no trace of A in B: {in_b}")
+        check(in_b.get("PATH") == f"{root}/12.4.1/bin:/usr/local/bin:/usr/bin:/bin", f"{shell}: B's PATH: {in_b}")
+        check("release 12.4, V12.4.131" in proc.stdout, f"{shell}: nvcc in B is B's: {proc.stdout}")
+        expected = dict(before, PATH="/user/added:" + before.get("PATH", ""))
+        check(left == expected, f"{shell}: leaving restores exactly (user's entry kept):\n{left}\nvs\n{expected}")
+        check(before.get("CUDA_PATH") == "" and before.get("LD_LIBRARY_PATH", "x") is None,
+              f"{shell}: the starting state has an empty and an unset variable: {before}")
+        check(proc.stderr.count("cudaenv:") == 0, f"{shell}: no complaints: {proc.stderr}")
+
+
+@case
+def edits_and_cudaenv_version_apply_at_the_next_prompt_and_nothing_else_starts_cudaenv(tmp):
+    env = user_environment(install_synthetic_toolkits(tmp))
+    a, _ = projects(tmp)
+    (a / "sub").mkdir()
+    os.utime(a / ".cudaenv", (1_600_000_000, 1_600_000_000))
+    for shell in SHELLS:
+        # A copy of cudaenv that the script replaces, once the project is active, by a program
+        # that leaves a mark: any later hook call would leave it.
+        bin_dir = tmp / f"bin-{shell}"
+        bin_dir.mkdir()
+        front = bin_dir / "cudaenv"
+        shutil.copy(BINARY, front)
+        for companion in ("cudaenv-full", "cudaenv-shim"):
+            shutil.copy(os.path.join(os.path.dirname(BINARY), companion), bin_dir / companion)
+        marker = tmp / f"called-{shell}"
+        spy = bin_dir / "spy"
+        spy.write_text(f"#!/bin/sh\ntouch {quote('bash', str(marker))}\n")
+        spy.chmod(0o755)
+        lines = [f"cd {quote(shell, str(a))}"] + show(shell, "entered")
+        lines += [f"cp {quote(shell, str(front))} {quote(shell, str(bin_dir / 'real'))}",
+                  f"cp {quote(shell, str(spy))} {quote(shell, str(front))}",
+                  "cd sub", "cd ..", "echo 'id''le'", "cd sub", "true"]
+        lines += [f"ls {quote(shell, str(marker))} 2>/dev/null; echo 'marker'' checked'",
+                  f"cp {quote(shell, str(bin_dir / 'real'))} {quote(shell, str(front))}"]
+        lines += [f"printf 'cuda = \"12.4\"\\n' > {quote(shell, str(a / '.cudaenv'))}"] + show(shell, "edited")
+        lines += [("set -gx CUDAENV_VERSION 12.1" if shell == "fish" else "export CUDAENV_VERSION=12.1")]
+        lines += show(shell, "forced")
+        lines += [("set -e CUDAENV_VERSION" if shell == "fish" else "unset CUDAENV_VERSION")] + show(shell, "unforced")
+        proc = run_shell(shell, tmp, env, lines, cudaenv=str(front))
+        seen = steps(proc.stdout)
+        check(seen.get("entered", {}).get("CUDAENV_ACTIVE") == "12.1.1", f"{shell}: entered: {seen.get('entered')}")
+        check("marker checked" in proc.stdout and not marker.exists(),
+              f"{shell}: prompts and cd inside the project started no cudaenv process")
+        check(seen.get("edited", {}).get("CUDAENV_ACTIVE") == "12.4.1", f"{shell}: an edit applies: {seen.get('edited')}")
+        check(seen.get("forced", {}).get("CUDAENV_ACTIVE") == "12.1.1", f"{shell}: CUDAENV_VERSION applies")
+        check(seen.get("unforced", {}).get("CUDAENV_ACTIVE") == "12.4.1", f"{shell}: unsetting it applies")
+        (a / ".cudaenv").write_text('cuda = "12.1"\n')
+        os.utime(a / ".cudaenv", (1_600_000_000, 1_600_000_000))
+
+
+INJECTIONS = ["$(touch {pwned})", "`touch {pwned}`", "12.1\"; touch {pwned}; echo \"", "12.1'; touch {pwned}; echo '",
+              "12.1\ntouch {pwned}", "12.1; touch {pwned}", "12.1 && touch {pwned}", "12.1\\'; touch {pwned} #"]
+
+
+@case
+def malformed_and_hostile_project_files_run_nothing_and_the_shell_goes_on(tmp):
+    env = user_environment(install_synthetic_toolkits(tmp))
+    pwned = tmp / "pwned"
+    dirs = []
+    for i, injection in enumerate(INJECTIONS):
+        text = injection.format(pwned=pwned)
+        for form, content in (("bare", text + "\n"), ("toml", f"cuda = '{text}'\n"), ("key", f"{text} = 1\n")):
+            d = tmp / f"hostile-{i}-{form}"
+            d.mkdir()
+            (d / ".cudaenv").write_text(content)
+            dirs.append(d)
+    malformed = tmp / "malformed"
+    malformed.mkdir()
+    (malformed / ".cudaenv").write_text('# ok\ncuda = "12.1"\n[frameworks\n')
+    dirs.append(malformed)
+    # A directory name is untrusted too (a cloned repository's path): it holds a valid pin.
+    # (no '/' can be in a name: the command would write where the shell stands, checked below)
+    named = tmp / "repo $(touch cudaenv-pwned) `touch cudaenv-pwned` ' \" ; x\ny"
+    named.mkdir()
+    (named / ".cudaenv").write_text('cuda = "12.1"\n')
+    for shell in SHELLS:
+        lines = []
+        for d in dirs:
+            lines += [f"cd {quote(shell, str(d))}", "echo 'ali''ve'", "cd /"]
+        lines += [f"cd {quote(shell, str(named))}"] + show(shell, "named") + ["cd /"] + show(shell, "after")
+        proc = run_shell(shell, tmp, env, lines)
+        seen = steps(proc.stdout)
+        ran = [p for p in (pwned, tmp / "cudaenv-pwned", named / "cudaenv-pwned", Path("/cudaenv-pwned")) if p.exists()]
+        check(not ran, f"{shell}: a hostile .cudaenv or directory name ran a command: {ran}")
+        check(proc.stdout.count("alive") == len(dirs), f"{shell}: the shell kept working: {proc.stdout[-400:]}")
+        check(f"{malformed}/.cudaenv:3" in proc.stderr, f"{shell}: the malformed file is named with its line: {proc.stderr}")
+        # (zsh writes its prompts to stderr too, so a message may follow a prompt on its line)
+        problems = proc.stderr.count("cudaenv: ")
+        check(problems >= len(dirs), f"{shell}: a line for each bad file: {problems} for {len(dirs)}")
+        check(seen.get("named", {}).get("CUDAENV_ACTIVE") == "12.1.1", f"{shell}: the odd path activates: {seen.get('named')}")
+        check(seen.get("after", {}).get("CUDAENV_ACTIVE", "x") is None, f"{shell}: and deactivates")
+        pwned.unlink(missing_ok=True)
+
+
+@case
+def a_toolkit_not_installed_gives_one_hint_and_no_change(tmp):
+    env = user_environment(install_synthetic_toolkits(tmp))
+    wants = tmp / "wants-11.8"
+    wants.mkdir()
+    (wants / ".cudaenv").write_text('cuda = "11.8"\n')
+    for shell in SHELLS:
+        proc = run_shell(shell, tmp, env, show(shell, "before") + [f"cd {quote(shell, str(wants))}", "echo 'o''ne'",
+                                                                  "echo 't''wo'"] + show(shell, "inside"))
+        seen = steps(proc.stdout)
+        check(seen.get("inside") == seen.get("before"), f"{shell}: no change: {seen}")
+        hints = [line for line in proc.stderr.splitlines() if "cudaenv install 11.8" in line]
+        check(len(hints) == 1, f"{shell}: one hint, not one per prompt: {proc.stderr}")
+
+
+if not SHELLS:
+    raise SystemExit(SKIP)
+finish()
