@@ -54,8 +54,8 @@ void set_or_unset(Environment& env, const std::string& name,
 }  // namespace
 
 const std::vector<std::string>& managed_variables() {
-  static const std::vector<std::string> names{"CUDA_HOME",       "CUDA_PATH", "CUDAToolkit_ROOT",
-                                              "CUDACXX",         "PATH",      "LD_LIBRARY_PATH",
+  static const std::vector<std::string> names{"CUDA_HOME",     "CUDA_PATH", "CUDAToolkit_ROOT",
+                                              "CUDACXX",       "PATH",      "LD_LIBRARY_PATH",
                                               "CUDAENV_ACTIVE"};
   return names;
 }
@@ -89,7 +89,8 @@ std::string encode(const Activation& activation) {
 
 std::optional<Activation> decode(std::string_view text) {
   const auto parsed = json::parse(text, nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object() || parsed.value("v", 0) != 1) return std::nullopt;
+  if (parsed.is_discarded() || !parsed.is_object() || parsed.value("v", 0) != 1)
+    return std::nullopt;
   const auto variables = parsed.find("variables");
   if (variables == parsed.end() || !variables->is_array()) return std::nullopt;
   Activation activation;

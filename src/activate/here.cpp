@@ -11,8 +11,7 @@ namespace fs = std::filesystem;
 namespace {
 
 Error not_installed(const std::string& what, const std::string& install_command) {
-  return make_error(ErrorKind::not_found, what + " is not installed",
-                    "run: " + install_command);
+  return make_error(ErrorKind::not_found, what + " is not installed", "run: " + install_command);
 }
 
 // NVIDIA's cuDNN archives ship lib/; some repackagings use lib64/.

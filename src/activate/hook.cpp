@@ -1,11 +1,12 @@
 #include "activate/hook.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
+
+#include <sys/stat.h>
 
 #include "activate/here.hpp"
 #include "core/paths.hpp"
@@ -42,8 +43,8 @@ void remove_older_stamps(const fs::path& dir, const std::string& key, const fs::
 // An empty file with the same modification time as `path` (whose stat is `status`).
 std::string stamp_for(const std::string& path, const struct stat& status, const fs::path& dir) {
   const auto key = path_key(path);
-  const auto nanoseconds = static_cast<long long>(status.st_mtim.tv_sec) * 1000000000LL +
-                           status.st_mtim.tv_nsec;
+  const auto nanoseconds =
+      static_cast<long long>(status.st_mtim.tv_sec) * 1000000000LL + status.st_mtim.tv_nsec;
   const auto stamp = dir / (key + "-" + std::to_string(nanoseconds));
   std::error_code ec;
   if (fs::exists(stamp, ec)) return stamp.string();

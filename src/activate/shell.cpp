@@ -77,7 +77,7 @@ std::string render_watch(Shell shell, const std::vector<WatchedFile>& watch) {
 }
 
 std::string hook_script(Shell shell, const std::string& binary) {
-  const char* name = shell == Shell::bash ? "cudaenv.bash"
+  const char* name = shell == Shell::bash  ? "cudaenv.bash"
                      : shell == Shell::zsh ? "cudaenv.zsh"
                                            : "cudaenv.fish";
   std::string script = script_named(name);

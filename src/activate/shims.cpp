@@ -39,7 +39,9 @@ Status place_link(const fs::path& link, const fs::path& target) {
   fs::remove(temporary, ec);
   fs::create_symlink(target, temporary, ec);
   if (!ec) fs::rename(temporary, link, ec);
-  if (ec) return make_error(ErrorKind::failure, "cannot create shim " + link.string() + ": " + ec.message());
+  if (ec)
+    return make_error(ErrorKind::failure,
+                      "cannot create shim " + link.string() + ": " + ec.message());
   return Ok{};
 }
 
@@ -73,15 +75,16 @@ Result<ToolTarget> resolve_tool(const Environment& current, const fs::path& cwd,
   return ToolTarget{*found, std::move(environment)};
 }
 
-Result<std::vector<std::string>> rehash(const install::Store& store,
-                                        const fs::path& shim_program) {
+Result<std::vector<std::string>> rehash(const install::Store& store, const fs::path& shim_program) {
   if (!is_executable(shim_program))
-    return make_error(ErrorKind::failure, "the shim program " + shim_program.string() + " is missing",
+    return make_error(ErrorKind::failure,
+                      "the shim program " + shim_program.string() + " is missing",
                       "reinstall cudaenv (scripts/setup)");
   const auto dir = shims_directory(store);
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) return make_error(ErrorKind::failure, "cannot create " + dir.string() + ": " + ec.message());
+  if (ec)
+    return make_error(ErrorKind::failure, "cannot create " + dir.string() + ": " + ec.message());
   const auto tools = installed_tools(store);
   for (const auto& tool : tools) {
     if (auto placed = place_link(dir / tool, shim_program); !placed) return placed.error();

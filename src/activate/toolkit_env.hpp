@@ -12,16 +12,17 @@
 namespace cudaenv::activate {
 
 struct ToolkitPrefix {
-  std::string path;     // the prefix as the running process sees it (a host path)
-  std::string version;  // what CUDAENV_ACTIVE names: "13.0.2"
+  std::string path;            // the prefix as the running process sees it (a host path)
+  std::string version;         // what CUDAENV_ACTIVE names: "13.0.2"
   std::string cudnn_lib = {};  // a cuDNN's lib directory put first on LD_LIBRARY_PATH; empty: none
 };
 
 // The variables that select `toolkit`, computed against `current`: CUDA_HOME, CUDA_PATH and
 // CUDAToolkit_ROOT = P, CUDACXX = P/bin/nvcc, CUDAENV_ACTIVE = version, P/bin first on PATH and
-// P/lib64 (then the cuDNN lib directory, if any) first on LD_LIBRARY_PATH. A list entry already present is moved to the front, never
-// repeated; when `current` already has a cudaenv-activated toolkit (CUDAENV_ACTIVE with
-// CUDA_HOME), that toolkit's entries are removed so two toolkits never stack.
+// P/lib64 (then the cuDNN lib directory, if any) first on LD_LIBRARY_PATH. A list entry already
+// present is moved to the front, never repeated; when `current` already has a cudaenv-activated
+// toolkit (CUDAENV_ACTIVE with CUDA_HOME), that toolkit's entries are removed so two toolkits never
+// stack.
 std::map<std::string, std::string> toolkit_variables(const Environment& current,
                                                      const ToolkitPrefix& toolkit);
 

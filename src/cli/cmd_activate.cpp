@@ -15,9 +15,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-std::filesystem::path here(const Context& context) {
-  return paths::working_directory(context.env);
-}
+std::filesystem::path here(const Context& context) { return paths::working_directory(context.env); }
 
 Result<activate::Shell> shell_named(const std::string& name, const char* flag) {
   if (auto shell = activate::parse_shell(name)) return *shell;
@@ -83,7 +81,8 @@ Status run_exec(const ExecOptions& options, Context& context) {
   std::optional<VersionSpec> forced;
   if (!options.cuda.empty()) {
     auto spec = VersionSpec::parse(options.cuda);
-    if (!spec) return make_error(ErrorKind::usage, "--cuda: " + spec.error().message, spec.error().hint);
+    if (!spec)
+      return make_error(ErrorKind::usage, "--cuda: " + spec.error().message, spec.error().hint);
     forced = *spec;
   }
   auto activated = activate::activate_here(context.env, here(context), forced);
@@ -128,7 +127,8 @@ void add_activation_commands(CLI::App& app, Context& context, Outcome& outcome) 
   auto current = std::make_shared<CurrentOptions>();
   auto* command = app.add_subcommand("current", "The CUDA version active here and what set it");
   command->add_flag("--json", current->json, "Print it as JSON");
-  command->callback([current, &context, &outcome] { outcome.status = run_current(*current, context); });
+  command->callback(
+      [current, &context, &outcome] { outcome.status = run_current(*current, context); });
 
   auto env = std::make_shared<EnvOptions>();
   command = app.add_subcommand("env", "The environment for this directory, as shell code or JSON");

@@ -273,8 +273,8 @@ Result<resolve::Resolution> resolve_here(const ResolveOptions& options, Context&
   auto db = manifest::load_default_database(paths::data_root(context.env));
   if (!db) return db.error();
   if (const auto unknown = resolve::unknown_versions(*db, *request); !unknown.empty())
-    return make_error(ErrorKind::not_found, "the compatibility database does not know " +
-                                                text::join(unknown, ", "));
+    return make_error(ErrorKind::not_found,
+                      "the compatibility database does not know " + text::join(unknown, ", "));
   return resolve::resolve(*db, target->target, *request);
 }
 

@@ -21,8 +21,9 @@ namespace {
 Result<std::optional<VersionSpec>> optional_spec(const char* flag, const std::string& text) {
   if (text.empty()) return std::optional<VersionSpec>{};
   auto spec = VersionSpec::parse(text);
-  if (!spec) return make_error(ErrorKind::usage, std::string(flag) + ": " + spec.error().message,
-                               spec.error().hint);
+  if (!spec)
+    return make_error(ErrorKind::usage, std::string(flag) + ": " + spec.error().message,
+                      spec.error().hint);
   return std::optional<VersionSpec>{*spec};
 }
 
@@ -63,7 +64,8 @@ Result<std::string> edited_project_file(const fs::path& path, const UseOptions& 
     if (!value->empty()) text = project::set_string_key(text, "frameworks", name, *value);
   }
   if (auto parsed = project::parse_project_file(text, path.string()); !parsed)
-    return make_error(ErrorKind::failure, "cannot update " + path.string() + ": " + parsed.error().message,
+    return make_error(ErrorKind::failure,
+                      "cannot update " + path.string() + ": " + parsed.error().message,
                       "fix the file by hand first; it was left as it is");
   return text;
 }
@@ -75,15 +77,18 @@ Result<std::string> edited_config(const fs::path& path, const UseOptions& option
                       "pin cuDNN and frameworks per project: cudaenv use SPEC --cudnn …");
   const auto text = project::set_string_key(read_text(path), "", "cuda", options.spec);
   if (auto parsed = project::parse_config(text, path); !parsed)
-    return make_error(ErrorKind::failure, "cannot update " + path.string() + ": " + parsed.error().message,
+    return make_error(ErrorKind::failure,
+                      "cannot update " + path.string() + ": " + parsed.error().message,
                       "fix the file by hand first; it was left as it is");
   return text;
 }
 
 Status validate_specs(const UseOptions& options) {
-  const std::pair<const char*, const std::string*> specs[] = {
-      {"SPEC", &options.spec},         {"--cudnn", &options.cudnn}, {"--torch", &options.torch},
-      {"--tensorflow", &options.tensorflow}, {"--jax", &options.jax}};
+  const std::pair<const char*, const std::string*> specs[] = {{"SPEC", &options.spec},
+                                                              {"--cudnn", &options.cudnn},
+                                                              {"--torch", &options.torch},
+                                                              {"--tensorflow", &options.tensorflow},
+                                                              {"--jax", &options.jax}};
   for (const auto& [flag, value] : specs) {
     if (auto spec = optional_spec(flag, *value); !spec) return spec.error();
   }
@@ -111,7 +116,8 @@ void warn_if_incompatible(const UseOptions& options, Context& context) {
       context.err << "hint: " << suggestion << '\n';
     return;
   }
-  for (const auto& warning : resolution->best().warnings) context.err << "warning: " << warning << '\n';
+  for (const auto& warning : resolution->best().warnings)
+    context.err << "warning: " << warning << '\n';
 }
 
 Status install_if_missing(const UseOptions& options, Context& context) {
@@ -125,8 +131,9 @@ Status install_if_missing(const UseOptions& options, Context& context) {
 
 Status run_use(const UseOptions& options, Context& context) {
   if (auto valid = validate_specs(options); !valid) return valid;
-  const auto path = options.global ? paths::config_file(context.env)
-                                   : paths::working_directory(context.env) / project::project_file_name;
+  const auto path = options.global
+                        ? paths::config_file(context.env)
+                        : paths::working_directory(context.env) / project::project_file_name;
   auto text = options.global ? edited_config(path, options) : edited_project_file(path, options);
   if (!text) return text.error();
   warn_if_incompatible(options, context);
@@ -174,7 +181,8 @@ void add_use_commands(CLI::App& app, Context& context, Outcome& outcome) {
   command->add_flag("--install", options->install, "Install what is missing first");
   command->callback([options, &context, &outcome] { outcome.status = run_use(*options, context); });
 
-  auto* rehash = app.add_subcommand("rehash", "Recreate the shims for the installed toolkits' tools");
+  auto* rehash =
+      app.add_subcommand("rehash", "Recreate the shims for the installed toolkits' tools");
   rehash->callback([&context, &outcome] { outcome.status = run_rehash(context); });
 }
 

@@ -11,7 +11,6 @@
 
 namespace cudaenv::cli {
 
-
 struct InfoOptions {
   bool json = false;
 };

@@ -28,7 +28,7 @@ std::filesystem::path config_file(const Environment& env) {
 
 std::filesystem::path working_directory(const Environment& env) {
   std::error_code ec;
-  const auto physical = std::filesystem::current_path(ec);
+  auto physical = std::filesystem::current_path(ec);
   if (auto pwd = env.get_nonempty("PWD"); pwd && pwd->front() == '/') {
     if (std::filesystem::equivalent(*pwd, physical, ec)) return *pwd;
   }
@@ -42,7 +42,7 @@ std::filesystem::path running_executable() {
 
 std::filesystem::path companion_program(const std::string& name) {
   const auto dir = running_executable().parent_path();
-  const auto installed = dir.parent_path() / "libexec" / "cudaenv" / name;
+  auto installed = dir.parent_path() / "libexec" / "cudaenv" / name;
   std::error_code ec;
   if (std::filesystem::exists(installed, ec)) return installed;
   return dir / name;

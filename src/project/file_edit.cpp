@@ -75,7 +75,8 @@ std::string set_string_key(std::string_view text, std::string_view table, std::s
   auto lines = lines_of(text);
   const auto assignment = std::string(key) + " = " + toml_string(value);
   std::string current_table;
-  std::optional<std::size_t> table_begin = table.empty() ? std::optional<std::size_t>(0) : std::nullopt;
+  std::optional<std::size_t> table_begin =
+      table.empty() ? std::optional<std::size_t>(0) : std::nullopt;
   std::optional<std::size_t> table_end;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     if (auto header = table_header(lines[i])) {
@@ -86,7 +87,8 @@ std::string set_string_key(std::string_view text, std::string_view table, std::s
     }
     if (current_table == table && assigns_key(lines[i], key)) {
       const auto comment = lines[i].find('#');  // a trailing comment on the line stays
-      lines[i] = comment == std::string::npos ? assignment : assignment + "  " + lines[i].substr(comment);
+      lines[i] =
+          comment == std::string::npos ? assignment : assignment + "  " + lines[i].substr(comment);
       return joined(lines);
     }
   }

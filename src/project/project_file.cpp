@@ -1,7 +1,7 @@
 #include "project/project_file.hpp"
 
+#include <cctype>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include <toml++/toml.h>
@@ -19,15 +19,30 @@ Error file_error(const std::string& path, std::size_t line, const std::string& p
                     "write e.g. cuda = \"12.1\" (or just 12.1) in " + path);
 }
 
+// `[table]` or `key = value` (key: a letter or '_', then letters, digits, '_' or '-'). Written
+// out by hand: this runs at every directory change, and compiling a std::regex costs more than
+// everything else the prompt hook does.
+bool is_toml_line(std::string_view content) {
+  if (content.front() == '[') return true;
+  const auto is_key_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-';
+  };
+  if (std::isalpha(static_cast<unsigned char>(content.front())) == 0 && content.front() != '_')
+    return false;
+  std::size_t end = 1;
+  while (end < content.size() && is_key_char(content[end])) ++end;
+  const auto rest = text::trim(content.substr(end));
+  return !rest.empty() && rest.front() == '=';
+}
+
 // A file whose only content (besides comments) is a version spec: "12.1", ">=12.1,<12.5".
 // A line of the form `key = value` or `[table]` makes it TOML instead.
 std::optional<std::string> bare_version(std::string_view text) {
-  static const std::regex toml_line(R"(^\s*(\[.*|[A-Za-z_][A-Za-z0-9_-]*\s*=.*)$)");
   std::optional<std::string> found;
   for (const auto& line : text::lines(text)) {
     const auto content = std::string(text::trim(line.substr(0, line.find('#'))));
     if (content.empty()) continue;
-    if (found || std::regex_match(content, toml_line)) return std::nullopt;
+    if (found || is_toml_line(content)) return std::nullopt;
     found = content;
   }
   return found;

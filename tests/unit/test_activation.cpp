@@ -10,7 +10,8 @@ using namespace cudaenv::activate;
 
 namespace {
 
-Environment activated(const Environment& base, const std::string& prefix, const std::string& version) {
+Environment activated(const Environment& base, const std::string& prefix,
+                      const std::string& version) {
   auto target = toolkit_environment(base, {prefix, version});
   target.set(activation_variable, encode(record_activation(base, target)));
   return target;
@@ -91,8 +92,8 @@ TEST_CASE("editing a project file keeps comments, order and unknown keys") {
         "x = 1\ncudnn = \"9\"\n\n[frameworks]\ntorch = \"2.3\"\n");
   CHECK(set_string_key("cuda = \"12\"\n", "frameworks", "torch", "2.5") ==
         "cuda = \"12\"\n\n[frameworks]\ntorch = \"2.5\"\n");
-  CHECK(set_string_key("[frameworks]\ntorch = \"2.3\"\n[other]\nk = 1\n", "frameworks", "jax", "12") ==
-        "[frameworks]\ntorch = \"2.3\"\njax = \"12\"\n[other]\nk = 1\n");
+  CHECK(set_string_key("[frameworks]\ntorch = \"2.3\"\n[other]\nk = 1\n", "frameworks", "jax",
+                       "12") == "[frameworks]\ntorch = \"2.3\"\njax = \"12\"\n[other]\nk = 1\n");
   CHECK(set_string_key("", "", "cuda", "a\"b\\") == "cuda = \"a\\\"b\\\\\"\n");
   CHECK(project::bare_version_as_toml("# c\n12.1\n") == "# c\ncuda = \"12.1\"\n");
   CHECK(project::bare_version_as_toml("cuda = \"12\"\n") == "cuda = \"12\"\n");
