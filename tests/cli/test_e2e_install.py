@@ -2,7 +2,7 @@
 redist archives, served over HTTP, installed with `cudaenv install --mirror`, then used to
 compile and link a .cu file; (2) two CUDA 13 releases built from NVIDIA's own component wheels
 on PyPI (cached), installed side by side, each compiling the same .cu and reporting its own
-nvcc version."""
+nvcc version, directly and through the shims in projects pinned to each."""
 
 import os
 import re
@@ -109,6 +109,24 @@ def two_releases_from_nvidias_wheels_install_side_by_side(tmp):
         proc, binary = compile_with(prefix, workdir, env)
         check(proc.returncode == 0, f"{release} compiles and links:\n{proc.stderr[-2000:]}")
         check(binary.exists(), f"{release} produced an executable")
+
+    # The real nvcc of each release through the shims, chosen by each project's .cudaenv, with
+    # nothing but the shims and the system directories on PATH.
+    shim_env = dict(env, PATH=f"{tmp}/root/shims:/usr/bin:/bin")
+    for release, pins in RELEASES.items():
+        project = tmp / f"project-{release}"
+        project.mkdir()
+        (project / ".cudaenv").write_text(f'cuda = "{release}"\n')
+        (project / "probe.cu").write_text(KERNEL)
+        version = subprocess.run(["nvcc", "--version"], cwd=project, env=shim_env, capture_output=True, text=True)
+        check(f"V{pins['nvidia-cuda-nvcc']}" in version.stdout, f"the shim runs {release}'s nvcc: {version.stdout}")
+        built = subprocess.run(["nvcc", "-arch=sm_75", "-o", "probe with space", "probe.cu"], cwd=project,
+                               env=shim_env, capture_output=True, text=True, timeout=300)
+        check(built.returncode == 0 and (project / "probe with space").exists(),
+              f"{release} compiles through the shim:\n{built.stderr[-2000:]}")
+        failed = subprocess.run(["nvcc", "no-such-file.cu"], cwd=project, env=shim_env, capture_output=True, text=True)
+        check(failed.returncode != 0 and "no-such-file.cu" in failed.stderr,
+              f"nvcc's failure passes through the shim: {failed.returncode} {failed.stderr}")
 
 
 finish()
