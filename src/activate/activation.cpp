@@ -1,9 +1,8 @@
 #include "activate/activation.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
-
-#include <nlohmann/json.hpp>
 
 #include "core/text.hpp"
 
@@ -11,7 +10,52 @@ namespace cudaenv::activate {
 
 namespace {
 
-using nlohmann::json;
+constexpr const char* record_tag = "cudaenv1";
+
+bool stays_literal(unsigned char c) {
+  return std::isalnum(c) != 0 || c == '/' || c == '.' || c == '_' || c == '-' || c == '+' ||
+         c == ':' || c == '@' || c == '~';
+}
+
+std::string percent_encoded(std::string_view value) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(value.size());
+  for (unsigned char c : value) {
+    if (stays_literal(c)) {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 0xf];
+    }
+  }
+  return out;
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+std::optional<std::string> percent_decoded(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    if (i + 2 >= text.size()) return std::nullopt;
+    const int high = hex_digit(text[i + 1]), low = hex_digit(text[i + 2]);
+    if (high < 0 || low < 0) return std::nullopt;
+    out += static_cast<char>(high * 16 + low);
+    i += 2;
+  }
+  return out;
+}
 
 std::vector<std::string> entries_of(const std::optional<std::string>& list) {
   if (!list || list->empty()) return {};
@@ -75,37 +119,46 @@ Activation record_activation(const Environment& base, const Environment& target)
   return activation;
 }
 
+// The record is a line of printable ASCII, byte-transparent for any value (JSON is not: an
+// environment value need not be valid UTF-8):
+//   cudaenv1;NAME SET BEFORE ADDED;NAME SET BEFORE ADDED...
+// SET and each entry of ADDED (separated by ',') are percent-encoded; BEFORE is '-' for unset,
+// else '=' and the percent-encoded value.
 std::string encode(const Activation& activation) {
-  json variables = json::array();
+  std::string out = record_tag;
   for (const auto& change : activation.variables) {
-    json item{{"name", change.name}, {"set", change.set_to}};
-    item["before"] = change.before ? json(*change.before) : json(nullptr);
-    if (!change.added.empty()) item["added"] = change.added;
-    variables.push_back(std::move(item));
+    out += ';' + percent_encoded(change.name) + ' ' + percent_encoded(change.set_to) + ' ';
+    out += change.before ? "=" + percent_encoded(*change.before) : std::string("-");
+    out += ' ';
+    for (std::size_t i = 0; i < change.added.size(); ++i)
+      out += (i == 0 ? "" : ",") + percent_encoded(change.added[i]);
   }
-  // ensure_ascii: any control character becomes \uXXXX, so the value stays one printable line.
-  return json{{"v", 1}, {"variables", variables}}.dump(-1, ' ', true);
+  return out;
 }
 
 std::optional<Activation> decode(std::string_view text) {
-  const auto parsed = json::parse(text, nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object() || parsed.value("v", 0) != 1)
-    return std::nullopt;
-  const auto variables = parsed.find("variables");
-  if (variables == parsed.end() || !variables->is_array()) return std::nullopt;
+  auto records = text::split(text, ';');
+  if (records.empty() || records.front() != record_tag) return std::nullopt;
   Activation activation;
-  for (const auto& item : *variables) {
-    if (!item.is_object() || !item.contains("name") || !item["name"].is_string() ||
-        !item.contains("set") || !item["set"].is_string())
-      return std::nullopt;
+  for (std::size_t i = 1; i < records.size(); ++i) {
+    const auto fields = text::split(records[i], ' ');
+    if (fields.size() != 4) return std::nullopt;
     ChangedVariable change;
-    change.name = item["name"];
-    change.set_to = item["set"];
-    if (auto before = item.find("before"); before != item.end() && before->is_string())
-      change.before = before->get<std::string>();
-    if (auto added = item.find("added"); added != item.end() && added->is_array()) {
-      for (const auto& entry : *added) {
-        if (entry.is_string()) change.added.push_back(entry.get<std::string>());
+    auto name = percent_decoded(fields[0]);
+    auto set_to = percent_decoded(fields[1]);
+    if (!name || !set_to || fields[2].empty()) return std::nullopt;
+    change.name = std::move(*name);
+    change.set_to = std::move(*set_to);
+    if (fields[2] != "-") {
+      auto before = fields[2].front() == '=' ? percent_decoded(fields[2].substr(1)) : std::nullopt;
+      if (!before) return std::nullopt;
+      change.before = std::move(*before);
+    }
+    if (!fields[3].empty()) {
+      for (const auto& entry : text::split(fields[3], ',')) {
+        auto added = percent_decoded(entry);
+        if (!added) return std::nullopt;
+        change.added.push_back(std::move(*added));
       }
     }
     activation.variables.push_back(std::move(change));

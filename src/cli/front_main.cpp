@@ -16,6 +16,14 @@
 
 namespace {
 
+// The fast commands never load a driver library; with no dlopen the front can link statically.
+class NoDriverLibraries final : public cudaenv::probe::LibraryLoader {
+ public:
+  std::unique_ptr<cudaenv::probe::SharedLibrary> open(const std::string&) override {
+    return nullptr;
+  }
+};
+
 int run_full_program(char** argv) {
   const auto full = cudaenv::paths::companion_program("cudaenv-full");
   ::execv(full.c_str(), argv);
@@ -33,7 +41,7 @@ int main(int argc, char** argv) {
     const auto env = Environment::from_process();
     SystemProcessRunner runner;
     const Sysroot sysroot(paths::sysroot(env));
-    probe::DlLibraryLoader loader(sysroot);
+    NoDriverLibraries loader;
     cli::Context context{
         env, sysroot, runner, loader, std::cout, std::cerr, cli::colour_wanted(1, env)};
     // The prompt hook's exact call skips building the command-line parser.

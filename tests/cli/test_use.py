@@ -95,4 +95,16 @@ def a_version_not_installed_is_pinned_with_a_hint_and_install_fetches_it(tmp):
     check(cudaenv(["current"], env, tmp).stdout == f"12.6.3 (from {tmp}/.cudaenv)\n", "installed and active")
 
 
+@case
+def pinning_what_this_machines_driver_cannot_run_warns_and_still_writes(tmp):
+    from harness import fixture_machine
+    machine = fixture_machine("legacy-sysfs-kepler", tmp / "machines")  # driver 470.223.02
+    env = clean_env(tmp, CUDAENV_ROOT=tmp / "root", CUDAENV_SYSROOT=machine)
+    proc = cudaenv(["use", "12.4"], env, tmp)
+    check(proc.returncode == 0, f"a warning, not a failure: {proc.returncode} {proc.stderr}")
+    check("warning: this machine cannot run CUDA 12.4" in proc.stderr and "470" in proc.stderr,
+          f"names the driver that is too old: {proc.stderr}")
+    check((tmp / ".cudaenv").read_text() == 'cuda = "12.4"\n', "the pin is written for other machines")
+
+
 finish()

@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include <doctest/doctest.h>
 
 #include "activate/activation.hpp"
@@ -41,16 +43,28 @@ TEST_CASE("entries the user added meanwhile survive; only cudaenv's leave") {
 }
 
 TEST_CASE("the record survives odd values and rejects what it did not write") {
-  const Environment base({{"PATH", "/a'b:/c\"d:/e\nf"}, {"CUDA_HOME", "$(x)`y`;z"}});
+  // Quotes, newlines, the record's own separators, and bytes that are not UTF-8.
+  const Environment base(
+      {{"PATH", "/a'b:/c\"d:/e\nf:/g h;i,j%k=-:/\xff\xfe"}, {"CUDA_HOME", "$(x)`y`;z"}});
   const auto record = record_activation(base, toolkit_environment(base, {"/r/1", "12.4.1"}));
   const auto text = encode(record);
   CHECK(text.find('\n') == std::string::npos);
   const auto back = decode(text);
   REQUIRE(back);
   CHECK(back->variables.size() == record.variables.size());
-  CHECK(back->variables.front().before == record.variables.front().before);
+  for (std::size_t i = 0; i < record.variables.size(); ++i) {
+    CHECK(back->variables[i].name == record.variables[i].name);
+    CHECK(back->variables[i].before == record.variables[i].before);
+    CHECK(back->variables[i].set_to == record.variables[i].set_to);
+    CHECK(back->variables[i].added == record.variables[i].added);
+  }
+  const bool printable_ascii =
+      std::all_of(text.begin(), text.end(), [](char c) { return c >= ' ' && c < 127; });
+  CHECK(printable_ascii);
   CHECK_FALSE(decode("not json"));
-  CHECK_FALSE(decode(R"({"v":2,"variables":[]})"));
+  CHECK_FALSE(decode("cudaenv2;PATH /a - "));
+  CHECK_FALSE(decode("cudaenv1;PATH %zz - "));
+  CHECK_FALSE(decode("cudaenv1;PATH /a"));
   // A garbled CUDAENV_DIFF is dropped rather than trusted.
   const auto left = without_activation(Environment({{activation_variable, "{"}, {"PATH", "/x"}}));
   CHECK(left.variables() == std::map<std::string, std::string>{{"PATH", "/x"}});
