@@ -89,7 +89,7 @@ HookOutcome hook_env(const Environment& current, const fs::path& cwd) {
     target = without_activation(current);
   }
   outcome.changes = changes_between(current, target);
-  outcome.watch = watch_list(without_activation(current), cwd);
+  outcome.watch = watch_list(current, cwd);
   return outcome;
 }
 
