@@ -7,6 +7,7 @@ import io
 import json
 import os
 import tarfile
+from pathlib import Path
 
 PLATFORM = "linux-x86_64"
 
@@ -91,3 +92,23 @@ def toolkit_release(root, version, nvcc_version, padding=0):
         "cuda_cccl": (nvcc_version, [("include/cub/cub.cuh", "/* cub */\n", 0o644)], 0),
         "nvidia_driver": ("999.99", [("bin/nvidia-smi", "#!/bin/sh\n", 0o755)], 0),
     })
+
+
+def cudnn_release(root, version, build, variants=("12", "13")):
+    """A cuDNN release in NVIDIA's per-CUDA-variant layout (as cuDNN 9 publishes it)."""
+    root = Path(root)
+    redist = root / "cudnn" / "redist"
+    platform_entry = {}
+    for major in variants:
+        top = f"cudnn-{PLATFORM}-{build}_cuda{major}-archive"
+        relative = f"cudnn/{PLATFORM}/{top}.tar.xz"
+        data = pack(top, [(f"lib/libcudnn.so.{version.split('.')[0]}", f"cudnn for cuda{major}", 0o644),
+                          ("include/cudnn.h", f"/* cuda{major} */\n", 0o644)])
+        (redist / "cudnn" / PLATFORM).mkdir(parents=True, exist_ok=True)
+        (redist / relative).write_bytes(data)
+        platform_entry[f"cuda{major}"] = {"relative_path": relative, "sha256": hashlib.sha256(data).hexdigest(),
+                                          "size": str(len(data))}
+    manifest = {"release_date": "2024-04-12", "release_label": version, "release_product": "cudnn",
+                "cudnn": {"name": "NVIDIA CUDA Deep Neural Network library", "license": "cudnn",
+                          "version": build, PLATFORM: platform_entry, "cuda_variant": list(variants)}}
+    (redist / f"redistrib_{version}.json").write_text(json.dumps(manifest, indent=4))

@@ -39,6 +39,22 @@ def env_json_gives_exactly_the_designed_variables(tmp):
 
 
 @case
+def a_pinned_cudnn_puts_its_lib_after_the_toolkits_lib64(tmp):
+    from harness import mirror_server, run
+    from synthetic_mirror import cudnn_release
+    env, _, b = setup(tmp)
+    cudnn_release(tmp / "mirror", "9.1.0", "9.1.0.70")
+    with mirror_server(tmp / "mirror") as (url, _):
+        run(["install", "12.4.1", "--cudnn", "9.1", "--mirror", url], env, check_exit=0)
+    (b / ".cudaenv").write_text('cuda = "12.4"\ncudnn = "9"\n')
+    data = json.loads(cudaenv(["env", "--shell", "json"], env, b).stdout)
+    check(data["LD_LIBRARY_PATH"] == f"{tmp}/root/toolkits/12.4.1/lib64:{tmp}/root/cudnn/9.1.0-cuda12/lib",
+          f"cuDNN's lib follows lib64: {data}")
+    current = json.loads(cudaenv(["current", "--json"], env, b).stdout)
+    check(current["cudnn"] == "9.1.0" and current["version"] == "12.4.1", f"current --json: {current}")
+
+
+@case
 def exec_runs_the_projects_toolkit_with_arguments_and_status_intact(tmp):
     env, a, b = setup(tmp)
     proc = subprocess.run([BINARY, "exec", "--", "nvcc", "--echo-args", *TRICKY_ARGS], env=dict(env, FAKE_NVCC_EXIT="5"),

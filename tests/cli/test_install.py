@@ -7,7 +7,7 @@ import json
 import os
 
 from harness import case, check, clean_env, finish, mirror_server, run, expect_error
-from synthetic_mirror import PLATFORM, pack, toolkit_release, write_release
+from synthetic_mirror import PLATFORM, cudnn_release, pack, toolkit_release, write_release
 
 
 def env_for(tmp, **extra):
@@ -19,25 +19,6 @@ def env_for(tmp, **extra):
 def store_entries(tmp, kind="toolkits"):
     directory = tmp / "root" / kind
     return sorted(p.name for p in directory.iterdir()) if directory.exists() else []
-
-
-def cudnn_release(root, version, build, variants=("12", "13")):
-    """A cuDNN release in NVIDIA's per-CUDA-variant layout (as cuDNN 9 publishes it)."""
-    redist = root / "cudnn" / "redist"
-    platform_entry = {}
-    for major in variants:
-        top = f"cudnn-{PLATFORM}-{build}_cuda{major}-archive"
-        relative = f"cudnn/{PLATFORM}/{top}.tar.xz"
-        data = pack(top, [(f"lib/libcudnn.so.{version.split('.')[0]}", f"cudnn for cuda{major}", 0o644),
-                          ("include/cudnn.h", f"/* cuda{major} */\n", 0o644)])
-        (redist / "cudnn" / PLATFORM).mkdir(parents=True, exist_ok=True)
-        (redist / relative).write_bytes(data)
-        platform_entry[f"cuda{major}"] = {"relative_path": relative, "sha256": hashlib.sha256(data).hexdigest(),
-                                          "size": str(len(data))}
-    manifest = {"release_date": "2024-04-12", "release_label": version, "release_product": "cudnn",
-                "cudnn": {"name": "NVIDIA CUDA Deep Neural Network library", "license": "cudnn",
-                          "version": build, PLATFORM: platform_entry, "cuda_variant": list(variants)}}
-    (redist / f"redistrib_{version}.json").write_text(json.dumps(manifest, indent=4))
 
 
 def release_with_libraries(root, version):
