@@ -180,10 +180,9 @@ Environment revert(const Environment& current, const Activation& activation) {
 }
 
 Environment without_activation(const Environment& current) {
-  Environment result = current;
-  if (auto recorded = current.get(activation_variable)) {
-    if (auto activation = decode(*recorded)) result = revert(current, *activation);
-  }
+  std::optional<Activation> activation;
+  if (auto recorded = current.get(activation_variable)) activation = decode(*recorded);
+  Environment result = activation ? revert(current, *activation) : current;
   result.unset(activation_variable);
   return result;
 }

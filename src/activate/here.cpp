@@ -48,8 +48,10 @@ Result<Activated> activate_here(const Environment& current, const fs::path& cwd,
   auto selection = selection_for(result.base, cwd, forced_cuda);
   if (!selection) return selection.error();
   result.selection = *selection;
-  result.environment = result.base;
-  if (!selection->cuda) return result;
+  if (!selection->cuda) {
+    result.environment = result.base;
+    return result;
+  }
 
   const install::Store store{paths::data_root(result.base)};
   result.toolkit = project::installed_match(*selection, store, install::Receipts::skip);

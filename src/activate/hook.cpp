@@ -81,7 +81,7 @@ HookOutcome hook_env(const Environment& current, const fs::path& cwd) {
   HookOutcome outcome;
   Environment target;
   if (auto activated = activate_here(current, cwd)) {
-    target = activated->environment;
+    target = std::move(activated->environment);
     if (activated->toolkit)
       target.set(activation_variable, encode(record_activation(activated->base, target)));
   } else {

@@ -7,15 +7,16 @@ namespace cudaenv::activate {
 namespace {
 
 std::string single_quoted_posix(std::string_view value) {
-  std::string out = "'";
-  for (char c : value) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
+  std::string out;
+  out.reserve(value.size() + 2);
+  out += '\'';
+  for (auto quote = value.find('\''); quote != std::string_view::npos; quote = value.find('\'')) {
+    out.append(value.substr(0, quote)).append("'\\''");
+    value.remove_prefix(quote + 1);
   }
-  return out + "'";
+  out.append(value);
+  out += '\'';
+  return out;
 }
 
 // In fish's single quotes only \\ and \' are special.

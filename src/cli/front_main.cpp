@@ -38,12 +38,12 @@ int main(int argc, char** argv) {
   using namespace cudaenv;
   if (!cli::is_activation_command(argc, argv)) return run_full_program(argv);
   try {
-    const auto env = Environment::from_process();
+    auto env = Environment::from_process();
     SystemProcessRunner runner;
     const Sysroot sysroot(paths::sysroot(env));
     NoDriverLibraries loader;
-    cli::Context context{
-        env, sysroot, runner, loader, std::cout, std::cerr, cli::colour_wanted(1, env)};
+    const bool colour = cli::colour_wanted(1, env);
+    cli::Context context{std::move(env), sysroot, runner, loader, std::cout, std::cerr, colour};
     // The prompt hook's exact call skips building the command-line parser.
     if (argc == 4 && std::string_view(argv[1]) == "hook-env" &&
         std::string_view(argv[2]) == "--shell") {
