@@ -1,7 +1,8 @@
 # cudaenv's prompt hook for bash. In ~/.bashrc:  eval "$(cudaenv init bash)"
 # Before each prompt it checks, with shell builtins only, whether the nearest .cudaenv, one of the
 # variables that select a version, or a file cudaenv asked it to watch has changed, and only then
-# runs `cudaenv hook-env`, whose output sets the variables as quoted data.
+# runs `hook-env` (answered by the small cudaenv-shim program when it is installed beside cudaenv,
+# else by cudaenv itself), whose output sets the variables as quoted data.
 __cudaenv_bin=@CUDAENV_BIN@
 
 __cudaenv_changed() {

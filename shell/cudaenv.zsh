@@ -1,7 +1,8 @@
 # cudaenv's prompt hook for zsh. In ~/.zshrc:  eval "$(cudaenv init zsh)"
 # Before each prompt and on each directory change it checks, with shell builtins only, whether the
 # nearest .cudaenv, one of the variables that select a version, or a file cudaenv asked it to watch
-# has changed, and only then runs `cudaenv hook-env`, whose output sets the variables as quoted data.
+# has changed, and only then runs `hook-env` (answered by the small cudaenv-shim program when it is
+# installed beside cudaenv, else by cudaenv itself), whose output sets the variables as quoted data.
 typeset -g __cudaenv_bin=@CUDAENV_BIN@
 typeset -ga __cudaenv_watch
 

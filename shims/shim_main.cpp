@@ -1,12 +1,16 @@
 // The shim: $CUDAENV_ROOT/shims/nvcc (and every other tool) links here. It finds the toolkit
 // that applies in the current directory with the same rules as the prompt hook and replaces
 // itself with that toolkit's tool, arguments untouched, in the environment `cudaenv exec` gives.
-// It links only cudaenv's activation code (libstdc++ statically), so it starts in well under a
-// millisecond.
+// Called as itself with `hook-env --shell SHELL` it answers the prompt hook. It links only
+// cudaenv's activation code and uses no C++ streams, so it starts about as fast as an empty
+// program.
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "activate/hook.hpp"
+#include "activate/shell.hpp"
 #include "activate/shims.hpp"
 #include "core/paths.hpp"
 #include "core/process.hpp"
@@ -19,6 +23,26 @@ int fail(const std::string& tool, const cudaenv::Error& error) {
   return static_cast<int>(error.kind);
 }
 
+// `cudaenv-shim hook-env --shell SHELL`: what the prompt hook runs at a change, answered exactly
+// as `cudaenv hook-env` answers it, by the program that starts fastest.
+int hook_env(const char* shell_name) {
+  using namespace cudaenv;
+  const auto shell = activate::parse_shell(shell_name);
+  if (!shell) {
+    std::fprintf(stderr,
+                 "cudaenv: error: --shell: unknown shell \"%s\"\nhint: use bash, zsh or fish\n",
+                 shell_name);
+    return static_cast<int>(ErrorKind::usage);
+  }
+  const auto env = Environment::from_process();
+  const auto outcome = activate::hook_env(env, paths::working_directory(env));
+  const auto problem = activate::hook_problem_line(outcome);
+  const auto statements = activate::hook_statements(*shell, outcome);
+  std::fwrite(problem.data(), 1, problem.size(), stderr);
+  std::fwrite(statements.data(), 1, statements.size(), stdout);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -26,6 +50,9 @@ int main(int argc, char** argv) {
   const std::string invoked = argc > 0 ? argv[0] : "";
   const std::string tool = invoked.substr(invoked.find_last_of('/') + 1);
   if (tool == activate::shim_program_name) {
+    if (argc == 4 && std::string_view(argv[1]) == "hook-env" &&
+        std::string_view(argv[2]) == "--shell")
+      return hook_env(argv[3]);
     std::fprintf(stderr,
                  "cudaenv-shim: run it through a link named after a tool "
                  "($CUDAENV_ROOT/shims/nvcc); 'cudaenv rehash' creates them\n");

@@ -93,4 +93,15 @@ HookOutcome hook_env(const Environment& current, const fs::path& cwd) {
   return outcome;
 }
 
+std::string hook_statements(Shell shell, const HookOutcome& outcome) {
+  return render_changes(shell, outcome.changes) + render_watch(shell, outcome.watch);
+}
+
+std::string hook_problem_line(const HookOutcome& outcome) {
+  if (!outcome.problem) return "";
+  auto line = "cudaenv: " + outcome.problem->message;
+  if (!outcome.problem->hint.empty()) line += "; " + outcome.problem->hint;
+  return line + "\n";
+}
+
 }  // namespace cudaenv::activate

@@ -23,6 +23,12 @@ struct HookOutcome {
 
 HookOutcome hook_env(const Environment& current, const std::filesystem::path& cwd);
 
+// What hook-env prints: the statements for stdout, and the problem as one line for stderr
+// ("cudaenv: <message>; <hint>\n", empty when there is none). Both programs that answer
+// hook-env (the `cudaenv` front and the small `cudaenv-shim`) print exactly these.
+std::string hook_statements(Shell shell, const HookOutcome& outcome);
+std::string hook_problem_line(const HookOutcome& outcome);
+
 // The files whose change can change the outcome here: the nearest .cudaenv, the global config,
 // and the store's toolkit and cuDNN directories (an install or uninstall). Stamps are created
 // under the data root's cache; when that is not writable the stamp is a path that never exists,

@@ -1,9 +1,8 @@
 #include "project/config.hpp"
 
-#include <fstream>
-#include <sstream>
-
 #include <toml++/toml.h>
+
+#include "core/files.hpp"
 
 namespace cudaenv::project {
 
@@ -28,11 +27,9 @@ Result<std::optional<T>> read_value(const std::filesystem::path& path,
 }  // namespace
 
 Result<Config> load_config(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return Config{};
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_config(text.str(), path);
+  const auto text = read_small_file(path);
+  if (!text) return Config{};
+  return parse_config(*text, path);
 }
 
 Result<Config> parse_config(std::string_view text, const std::filesystem::path& path) {

@@ -1,11 +1,10 @@
 #include "project/project_file.hpp"
 
 #include <cctype>
-#include <fstream>
-#include <sstream>
 
 #include <toml++/toml.h>
 
+#include "core/files.hpp"
 #include "core/text.hpp"
 
 namespace cudaenv::project {
@@ -95,11 +94,9 @@ Result<ProjectFile> parse_project_file(std::string_view text, const std::string&
 }
 
 Result<ProjectFile> read_project_file(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) return make_error(ErrorKind::failure, "cannot read " + path.string());
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_project_file(text.str(), path.string());
+  const auto text = read_small_file(path);
+  if (!text) return make_error(ErrorKind::failure, "cannot read " + path.string());
+  return parse_project_file(*text, path.string());
 }
 
 std::optional<fs::path> find_project_file(const fs::path& start) {

@@ -98,6 +98,27 @@ def shims_run_each_projects_nvcc_and_fail_loudly_otherwise(tmp):
 
 
 @case
+def the_hook_program_answers_hook_env_exactly_as_cudaenv_does(tmp):
+    import os
+    env, a, b = setup(tmp)
+    shim_program = os.path.join(os.path.dirname(BINARY), "cudaenv-shim")
+    hook = cudaenv(["init", "bash"], env, tmp).stdout
+    check(f"__cudaenv_bin='{shim_program}'" in hook, f"init calls the small program: {hook[:600]}")
+    (tmp / "broken").mkdir()
+    (tmp / "broken" / ".cudaenv").write_text("cuda = [\n")
+    for where in (a, b, tmp, tmp / "broken"):
+        for shell in ("bash", "zsh", "fish"):
+            mine = cudaenv(["hook-env", "--shell", shell], env, where)
+            small = subprocess.run([shim_program, "hook-env", "--shell", shell], env=env, cwd=where,
+                                   capture_output=True, text=True)
+            check((mine.returncode, mine.stdout, mine.stderr) == (small.returncode, small.stdout, small.stderr),
+                  f"{where} {shell}: cudaenv:\n{mine.stdout}{mine.stderr}\nshim:\n{small.stdout}{small.stderr}")
+    check("broken/.cudaenv:1" in small.stderr, f"the problem line names the file: {small.stderr}")
+    bad = subprocess.run([shim_program, "hook-env", "--shell", "tcsh"], env=env, capture_output=True, text=True)
+    check(bad.returncode == 2 and "tcsh" in bad.stderr, f"an unknown shell is a usage error: {bad.stderr}")
+
+
+@case
 def rehash_follows_installs_and_uninstalls(tmp):
     env, a, _ = setup(tmp)
     shims = tmp / "root" / "shims"

@@ -192,11 +192,15 @@ def edits_and_cudaenv_version_apply_at_the_next_prompt_and_nothing_else_starts_c
         spy.write_text(f"#!/bin/sh\ntouch {quote('bash', str(marker))}\n")
         spy.chmod(0o755)
         lines = [f"cd {quote(shell, str(a))}"] + show(shell, "entered")
-        lines += [f"cp {quote(shell, str(front))} {quote(shell, str(bin_dir / 'real'))}",
-                  f"cp {quote(shell, str(spy))} {quote(shell, str(front))}",
-                  "cd sub", "cd ..", "echo 'id''le'", "cd sub", "true"]
-        lines += [f"ls {quote(shell, str(marker))} 2>/dev/null; echo 'marker'' checked'",
-                  f"cp {quote(shell, str(bin_dir / 'real'))} {quote(shell, str(front))}"]
+        # (the hook runs the small cudaenv-shim program when it is installed beside cudaenv)
+        programs = [front, bin_dir / "cudaenv-shim"]
+        for program in programs:
+            lines += [f"cp {quote(shell, str(program))} {quote(shell, str(program) + '.real')}",
+                      f"cp {quote(shell, str(spy))} {quote(shell, str(program))}"]
+        lines += ["cd sub", "cd ..", "echo 'id''le'", "cd sub", "true"]
+        lines += [f"ls {quote(shell, str(marker))} 2>/dev/null; echo 'marker'' checked'"]
+        for program in programs:
+            lines += [f"cp {quote(shell, str(program) + '.real')} {quote(shell, str(program))}"]
         lines += [f"printf 'cuda = \"12.4\"\\n' > {quote(shell, str(a / '.cudaenv'))}"] + show(shell, "edited")
         lines += [("set -gx CUDAENV_VERSION 12.1" if shell == "fish" else "export CUDAENV_VERSION=12.1")]
         lines += show(shell, "forced")
