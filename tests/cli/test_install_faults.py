@@ -180,7 +180,8 @@ def a_stalled_response_is_retried_after_the_stall_timeout(tmp):
         elapsed = time.monotonic() - started
         seen = requests(faults, nvcc)
         check(len(seen) == 2 and range_start(seen[1][2]) > 0, f"retried with Range: {seen}")
-        check(elapsed < 5.5, f"gave up on the silent connection after about a second: {elapsed:.1f} s")
+        # (well before the server's 10 s silence ends; the margin absorbs a loaded sanitizer build)
+        check(elapsed < 9.0, f"gave up on the silent connection before its silence ended: {elapsed:.1f} s")
 
 
 @case
