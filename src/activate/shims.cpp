@@ -1,11 +1,10 @@
 #include "activate/shims.hpp"
 
-#include <unistd.h>
-
 #include <set>
 
 #include "activate/activation.hpp"
 #include "activate/here.hpp"
+#include "core/files.hpp"
 #include "core/paths.hpp"
 #include "core/process.hpp"
 
@@ -15,18 +14,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool is_executable(const fs::path& path) {
-  std::error_code ec;
-  return fs::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
-}
-
 std::set<std::string> installed_tools(const install::Store& store) {
   std::set<std::string> tools;
   std::error_code ec;
   for (const auto& toolkit : install::installed_toolkits(store, install::Receipts::skip)) {
     for (fs::directory_iterator it(toolkit.path / "bin", ec), end; !ec && it != end;
          it.increment(ec)) {
-      if (is_executable(it->path())) tools.insert(it->path().filename().string());
+      if (is_executable_file(it->path())) tools.insert(it->path().filename().string());
     }
   }
   return tools;
@@ -58,7 +52,7 @@ Result<ToolTarget> resolve_tool(const Environment& current, const fs::path& cwd,
   environment.unset(activation_variable);
   if (activated->toolkit) {
     const auto path = activated->toolkit->path / "bin" / tool;
-    if (!is_executable(path))
+    if (!is_executable_file(path))
       return make_error(ErrorKind::not_found,
                         tool + " is not part of CUDA " + activated->toolkit->version.str() +
                             " as installed (" + path.parent_path().string() + ")",
@@ -76,7 +70,7 @@ Result<ToolTarget> resolve_tool(const Environment& current, const fs::path& cwd,
 }
 
 Result<std::vector<std::string>> rehash(const install::Store& store, const fs::path& shim_program) {
-  if (!is_executable(shim_program))
+  if (!is_executable_file(shim_program))
     return make_error(ErrorKind::failure,
                       "the shim program " + shim_program.string() + " is missing",
                       "reinstall cudaenv (scripts/setup)");

@@ -8,16 +8,10 @@ namespace cudaenv::activate {
 
 namespace {
 
-// "/opt/cuda/bin/" and "/opt/cuda/bin" name the same directory; "/" stays "/".
-std::string without_trailing_slashes(std::string path) {
-  while (path.size() > 1 && path.back() == '/') path.pop_back();
-  return path;
-}
-
 bool is_one_of(const std::string& entry, const std::vector<std::string>& paths) {
-  const auto normal = without_trailing_slashes(entry);
+  const auto normal = text::without_trailing_slashes(entry);
   return std::any_of(paths.begin(), paths.end(), [&](const std::string& path) {
-    return without_trailing_slashes(path) == normal;
+    return text::without_trailing_slashes(path) == normal;
   });
 }
 

@@ -1,5 +1,3 @@
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
 
 #include "activate/activation.hpp"
@@ -8,6 +6,7 @@
 #include "activate/shell.hpp"
 #include "activate/shims.hpp"
 #include "cli/activation_commands.hpp"
+#include "core/files.hpp"
 #include "core/paths.hpp"
 #include "core/process.hpp"
 
@@ -30,9 +29,7 @@ Result<activate::Shell> shell_named(const std::string& name, const char* flag) {
 // the shim program is missing.
 std::filesystem::path hook_program() {
   auto shim = paths::companion_program(activate::shim_program_name);
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(shim, ec) && ::access(shim.c_str(), X_OK) == 0) return shim;
-  return paths::running_executable();
+  return is_executable_file(shim) ? shim : paths::running_executable();
 }
 
 json selection_json(const activate::Activated& activated) {

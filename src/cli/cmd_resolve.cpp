@@ -241,9 +241,13 @@ class ResolvePrinter {
   bool verbose_;
 };
 
-}  // namespace
+struct Resolved {
+  ResolveAnswer answer;
+  TargetReport target;
+};
 
-Status run_resolve(const ResolveOptions& options, Context& context, Outcome& outcome) {
+// The request and target from the flags, the database, the answer: what both entry points share.
+Result<Resolved> resolve_options(const ResolveOptions& options, Context& context) {
   auto request = build_request(options);
   if (!request) return request.error();
   auto target = build_target(options, context);
@@ -255,27 +259,31 @@ Status run_resolve(const ResolveOptions& options, Context& context, Outcome& out
         ErrorKind::not_found, "unknown version: " + text::join(unknown, ", "),
         "the compatibility database (revision " + db->revision + ") does not know it");
   }
-  const auto resolution = resolve::resolve(*db, target->target, *request);
+  auto kept = std::make_unique<manifest::Database>(std::move(*db));
+  auto resolution = resolve::resolve(*kept, target->target, *request);
+  return Resolved{{std::move(kept), std::move(resolution)}, std::move(*target)};
+}
+
+}  // namespace
+
+Status run_resolve(const ResolveOptions& options, Context& context, Outcome& outcome) {
+  auto resolved = resolve_options(options, context);
+  if (!resolved) return resolved.error();
+  const auto& resolution = resolved->answer.resolution;
+  const auto& target = resolved->target;
   if (options.json) {
-    context.out << to_json(resolution, *target).dump(2) << '\n';
+    context.out << to_json(resolution, target).dump(2) << '\n';
   } else {
-    ResolvePrinter(context.out, context.colour, options.verbose).print(resolution, *target);
+    ResolvePrinter(context.out, context.colour, options.verbose).print(resolution, target);
   }
   outcome.exit_code = resolution.ok() ? 0 : static_cast<int>(ErrorKind::no_compatible_set);
   return Ok{};
 }
 
-Result<resolve::Resolution> resolve_here(const ResolveOptions& options, Context& context) {
-  auto request = build_request(options);
-  if (!request) return request.error();
-  auto target = build_target(options, context);
-  if (!target) return target.error();
-  auto db = manifest::load_default_database(paths::data_root(context.env));
-  if (!db) return db.error();
-  if (const auto unknown = resolve::unknown_versions(*db, *request); !unknown.empty())
-    return make_error(ErrorKind::not_found,
-                      "the compatibility database does not know " + text::join(unknown, ", "));
-  return resolve::resolve(*db, target->target, *request);
+Result<ResolveAnswer> resolve_here(const ResolveOptions& options, Context& context) {
+  auto resolved = resolve_options(options, context);
+  if (!resolved) return resolved.error();
+  return std::move(resolved->answer);
 }
 
 void add_resolve_command(CLI::App& app, Context& context, Outcome& outcome) {

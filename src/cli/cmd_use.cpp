@@ -1,12 +1,8 @@
 // `cudaenv use` (pin a version in .cudaenv or the global config) and `cudaenv rehash`.
-#include <unistd.h>
-
-#include <fstream>
-#include <sstream>
-
 #include "activate/here.hpp"
 #include "activate/shims.hpp"
 #include "cli/commands.hpp"
+#include "core/files.hpp"
 #include "core/paths.hpp"
 #include "project/config.hpp"
 #include "project/file_edit.hpp"
@@ -27,35 +23,9 @@ Result<std::optional<VersionSpec>> optional_spec(const char* flag, const std::st
   return std::optional<VersionSpec>{*spec};
 }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// Written beside the target and renamed over it: an interrupted write loses nothing.
-Status write_atomically(const fs::path& path, const std::string& text) {
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  const auto temporary =
-      path.parent_path() / (path.filename().string() + ".tmp-" + std::to_string(::getpid()));
-  {
-    std::ofstream out(temporary);
-    out << text;
-    if (!out) return make_error(ErrorKind::failure, "cannot write " + temporary.string());
-  }
-  fs::rename(temporary, path, ec);
-  if (ec) {
-    fs::remove(temporary, ec);
-    return make_error(ErrorKind::failure, "cannot write " + path.string() + ": " + ec.message());
-  }
-  return Ok{};
-}
-
 // The project file's new text, checked by the same parser the hook uses before anything is written.
 Result<std::string> edited_project_file(const fs::path& path, const UseOptions& options) {
-  auto text = project::bare_version_as_toml(read_text(path));
+  auto text = project::bare_version_as_toml(read_small_file(path).value_or(""));
   text = project::set_string_key(text, "", "cuda", options.spec);
   if (!options.cudnn.empty()) text = project::set_string_key(text, "", "cudnn", options.cudnn);
   const std::pair<const char*, const std::string*> frameworks[] = {
@@ -75,7 +45,8 @@ Result<std::string> edited_config(const fs::path& path, const UseOptions& option
       !options.jax.empty())
     return make_error(ErrorKind::usage, "--global sets only the default CUDA version",
                       "pin cuDNN and frameworks per project: cudaenv use SPEC --cudnn …");
-  const auto text = project::set_string_key(read_text(path), "", "cuda", options.spec);
+  const auto text =
+      project::set_string_key(read_small_file(path).value_or(""), "", "cuda", options.spec);
   if (auto parsed = project::parse_config(text, path); !parsed)
     return make_error(ErrorKind::failure,
                       "cannot update " + path.string() + ": " + parsed.error().message,
@@ -103,20 +74,21 @@ void warn_if_incompatible(const UseOptions& options, Context& context) {
   resolve_options.torch = options.torch;
   resolve_options.tensorflow = options.tensorflow;
   resolve_options.jax = options.jax;
-  auto resolution = resolve_here(resolve_options, context);
-  if (!resolution) {
-    context.err << "warning: " << resolution.error().message << "; compatibility not checked\n";
+  auto answer = resolve_here(resolve_options, context);
+  if (!answer) {
+    context.err << "warning: " << answer.error().message << "; compatibility not checked\n";
     return;
   }
-  if (!resolution->ok()) {
+  const auto& resolution = answer->resolution;
+  if (!resolution.ok()) {
     context.err << "warning: this machine cannot run CUDA " << options.spec << " as pinned";
-    if (!resolution->rejected.empty()) context.err << ": " << resolution->rejected.front().reason;
+    if (!resolution.rejected.empty()) context.err << ": " << resolution.rejected.front().reason;
     context.err << '\n';
-    for (const auto& suggestion : resolution->suggestions)
+    for (const auto& suggestion : resolution.suggestions)
       context.err << "hint: " << suggestion << '\n';
     return;
   }
-  for (const auto& warning : resolution->best().warnings)
+  for (const auto& warning : resolution.best().warnings)
     context.err << "warning: " << warning << '\n';
 }
 
@@ -140,7 +112,7 @@ Status run_use(const UseOptions& options, Context& context) {
   if (options.install) {
     if (auto installed = install_if_missing(options, context); !installed) return installed;
   }
-  if (auto written = write_atomically(path, *text); !written) return written;
+  if (auto written = write_file_atomically(path, *text); !written) return written;
   context.out << "cuda = \"" << options.spec << "\" written to " << path.string() << '\n';
   auto activated = activate::activate_here(context.env, paths::working_directory(context.env));
   if (!activated) {

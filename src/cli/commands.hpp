@@ -2,6 +2,8 @@
 // The command table: each command registers its flags on the CLI11 app and runs through a
 // run_<verb>(options, context) function that tests can call without CLI11.
 
+#include <memory>
+
 #include <CLI/CLI.hpp>
 
 #include "cli/context.hpp"
@@ -35,7 +37,11 @@ Status run_resolve(const ResolveOptions& options, Context& context, Outcome& out
 void add_resolve_command(CLI::App& app, Context& context, Outcome& outcome);
 // What `cudaenv resolve` answers for these options, with the same detection and database; a
 // request naming versions the database does not know is ErrorKind::not_found.
-Result<resolve::Resolution> resolve_here(const ResolveOptions& options, Context& context);
+struct ResolveAnswer {
+  std::unique_ptr<manifest::Database> db;  // the resolution points into it
+  resolve::Resolution resolution;
+};
+Result<ResolveAnswer> resolve_here(const ResolveOptions& options, Context& context);
 
 }  // namespace cudaenv::cli
 

@@ -11,8 +11,10 @@
 #include <cerrno>
 #include <cstring>
 
-#include <sys/stat.h>
 #include <sys/wait.h>
+
+#include "core/files.hpp"
+#include "core/text.hpp"
 
 extern char** environ;  // NOLINT(readability-redundant-declaration): POSIX, not in any header
 
@@ -153,30 +155,15 @@ Result<ProcessResult> SystemProcessRunner::run(const Command& command) {
   return result;
 }
 
-namespace {
-
-bool is_executable_file(const std::string& path) {
-  struct stat status {};
-  return ::stat(path.c_str(), &status) == 0 && S_ISREG(status.st_mode) &&
-         ::access(path.c_str(), X_OK) == 0;
-}
-
-std::string without_trailing_slash(std::string dir) {
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  return dir;
-}
-
-}  // namespace
-
 std::optional<std::string> find_in_path(const std::string& name, const std::string& search_path,
                                         const std::vector<std::string>& skip) {
   std::vector<std::string> skipped;
-  for (const auto& dir : skip) skipped.push_back(without_trailing_slash(dir));
+  for (const auto& dir : skip) skipped.push_back(text::without_trailing_slashes(dir));
   std::size_t start = 0;
   while (start <= search_path.size()) {
     auto end = search_path.find(':', start);
     if (end == std::string::npos) end = search_path.size();
-    auto dir = without_trailing_slash(search_path.substr(start, end - start));
+    auto dir = text::without_trailing_slashes(search_path.substr(start, end - start));
     start = end + 1;
     if (std::find(skipped.begin(), skipped.end(), dir) != skipped.end()) continue;
     const auto candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;

@@ -36,6 +36,11 @@ std::vector<std::string> split_whitespace(std::string_view s) {
   return fields;
 }
 
+std::string without_trailing_slashes(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
 std::vector<std::string> lines(std::string_view s) {
   std::vector<std::string> result = split(s, '\n');
   if (!result.empty() && result.back().empty()) result.pop_back();

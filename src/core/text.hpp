@@ -16,6 +16,8 @@ std::vector<std::string> lines(std::string_view s);
 bool starts_with(std::string_view s, std::string_view prefix);
 bool ends_with(std::string_view s, std::string_view suffix);
 bool contains(std::string_view s, std::string_view needle);
+// "/opt/cuda/bin/" → "/opt/cuda/bin"; "/" stays "/".
+std::string without_trailing_slashes(std::string path);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
 // Parses a whole string as a non-negative decimal integer; nullopt on any other character.
 std::optional<long long> parse_integer(std::string_view s);

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/files.hpp"
+
 namespace cudaenv::doctor {
 
 namespace fs = std::filesystem;
@@ -44,18 +46,7 @@ Status save_state(const fs::path& file, const BootstrapState& state) {
   document["reboot"] = state.reboot ? nlohmann::ordered_json{{"after", state.reboot->after},
                                                              {"boot_id", state.reboot->boot_id}}
                                     : nlohmann::ordered_json(nullptr);
-  std::error_code ec;
-  fs::create_directories(file.parent_path(), ec);
-  const auto temporary = file.string() + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << document.dump(2) << '\n';
-    if (!out) return make_error(ErrorKind::failure, "cannot write " + temporary);
-  }
-  fs::rename(temporary, file, ec);
-  if (ec)
-    return make_error(ErrorKind::failure, "cannot write " + file.string() + ": " + ec.message());
-  return Ok{};
+  return write_file_atomically(file, document.dump(2) + "\n");
 }
 
 }  // namespace cudaenv::doctor

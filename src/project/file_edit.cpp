@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/text.hpp"
+#include "project/project_file.hpp"
 
 namespace cudaenv::project {
 
@@ -46,12 +47,6 @@ std::string toml_string(std::string_view value) {
   return out + "\"";
 }
 
-std::vector<std::string> lines_of(std::string_view text) {
-  auto lines = text::split(text, '\n');
-  if (!lines.empty() && lines.back().empty()) lines.pop_back();  // the final newline
-  return lines;
-}
-
 std::string joined(const std::vector<std::string>& lines) {
   std::string out;
   for (const auto& line : lines) out += line + "\n";
@@ -72,7 +67,7 @@ std::size_t end_of_content(const std::vector<std::string>& lines, std::size_t be
 
 std::string set_string_key(std::string_view text, std::string_view table, std::string_view key,
                            std::string_view value) {
-  auto lines = lines_of(text);
+  auto lines = text::lines(text);
   const auto assignment = std::string(key) + " = " + toml_string(value);
   std::string current_table;
   std::optional<std::size_t> table_begin =
@@ -105,17 +100,12 @@ std::string set_string_key(std::string_view text, std::string_view table, std::s
 }
 
 std::string bare_version_as_toml(std::string_view text) {
-  auto lines = lines_of(text);
-  std::optional<std::size_t> version_line;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    const auto content = without_comment(lines[i]);
-    if (content.empty()) continue;
-    if (version_line || table_header(lines[i]) || content.find('=') != std::string_view::npos)
-      return std::string(text);
-    version_line = i;
+  if (!bare_version(text)) return std::string(text);
+  auto lines = text::lines(text);
+  for (auto& line : lines) {
+    const auto content = without_comment(line);
+    if (!content.empty()) line = "cuda = " + toml_string(content);  // the one version line
   }
-  if (!version_line) return std::string(text);
-  lines[*version_line] = "cuda = " + toml_string(without_comment(lines[*version_line]));
   return joined(lines);
 }
 

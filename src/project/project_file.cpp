@@ -34,8 +34,9 @@ bool is_toml_line(std::string_view content) {
   return !rest.empty() && rest.front() == '=';
 }
 
-// A file whose only content (besides comments) is a version spec: "12.1", ">=12.1,<12.5".
-// A line of the form `key = value` or `[table]` makes it TOML instead.
+}  // namespace
+
+// A line of the form `key = value` or `[table]` makes the file TOML.
 std::optional<std::string> bare_version(std::string_view text) {
   std::optional<std::string> found;
   for (const auto& line : text::lines(text)) {
@@ -46,6 +47,8 @@ std::optional<std::string> bare_version(std::string_view text) {
   }
   return found;
 }
+
+namespace {
 
 Result<std::optional<VersionSpec>> spec_field(const toml::table& table, const char* key,
                                               const std::string& path) {

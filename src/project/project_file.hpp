@@ -22,6 +22,10 @@ struct ProjectFile {
   std::map<std::string, VersionSpec> frameworks;  // torch, tensorflow, jax
 };
 
+// The version of a file that holds only a version ("12.1", besides comments and blank lines);
+// nullopt for any other text, TOML included.
+std::optional<std::string> bare_version(std::string_view text);
+
 // Errors name the file and the line: "/repo/.cudaenv:2: cuda: invalid version spec "x"".
 Result<ProjectFile> parse_project_file(std::string_view text, const std::string& path);
 Result<ProjectFile> read_project_file(const std::filesystem::path& path);

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "core/files.hpp"
 #include "core/text.hpp"
 #include "resolve/rules.hpp"
 
@@ -55,10 +56,6 @@ Status write_file(const fs::path& path, const std::string& content) {
                       "cannot write " + path.string() + ": " + std::strerror(errno));
   }
   return Ok{};
-}
-
-bool is_executable(const fs::path& path) {
-  return fs::is_regular_file(path) && ::access(path.c_str(), X_OK) == 0;
 }
 
 }  // namespace
@@ -136,7 +133,7 @@ Result<BuildResult> build_program(const BuildSpec& spec, const fs::path& cache_r
   BuildResult result;
   const auto directory = cache_root / cache_key(spec);
   result.binary = directory / "device_query";
-  if (is_executable(result.binary)) {
+  if (is_executable_file(result.binary)) {
     result.cached = true;
     return result;
   }
@@ -163,7 +160,7 @@ Result<BuildResult> build_program(const BuildSpec& spec, const fs::path& cache_r
   result.compile = compile
                        ? *compile
                        : ProcessResult{127, false, "", "error: " + compile.error().message + "\n"};
-  if (result.compile->succeeded() && !is_executable(partial)) {
+  if (result.compile->succeeded() && !is_executable_file(partial)) {
     // Reported as a failed compile, so the classifier names it.
     result.compile->exit_code = -1;
     result.compile->err +=

@@ -6,6 +6,7 @@
 
 #include "core/text.hpp"
 #include "install/store.hpp"
+#include "project/selection.hpp"
 
 namespace cudaenv::verify {
 
@@ -101,14 +102,8 @@ Result<CudnnSelection> locate_cudnn(const fs::path& path) {
 
 Result<CudnnSelection> locate_installed_cudnn(const VersionSpec& spec, const fs::path& data_root,
                                               int cuda_major) {
-  const auto variant = "-cuda" + std::to_string(cuda_major);
-  for (const auto& installed :
-       install::installed_cudnn(install::Store{data_root})) {  // newest first
-    if (spec.matches(installed.version) &&
-        text::ends_with(installed.path.filename().string(), variant)) {
-      return locate_cudnn(installed.path);
-    }
-  }
+  if (auto installed = project::installed_cudnn_match(spec, cuda_major, install::Store{data_root}))
+    return locate_cudnn(installed->path);
   return make_error(
       ErrorKind::not_found,
       "--cudnn: no cuDNN matching \"" + spec.str() + "\" built for CUDA " +
