@@ -66,11 +66,12 @@ WatchedFile watched(const fs::path& path, const fs::path& stamps) {
 
 }  // namespace
 
-std::vector<WatchedFile> watch_list(const Environment& env, const fs::path& cwd) {
+std::vector<WatchedFile> watch_list(const Environment& env,
+                                    const std::optional<fs::path>& project_file) {
   const install::Store store{paths::data_root(env)};
   const auto stamps = store.root / "cache" / "stamps";
   std::vector<WatchedFile> watch;
-  if (auto nearest = project::find_project_file(cwd)) watch.push_back(watched(*nearest, stamps));
+  if (project_file) watch.push_back(watched(*project_file, stamps));
   watch.push_back(watched(paths::config_file(env), stamps));
   watch.push_back(watched(store.toolkits(), stamps));
   watch.push_back(watched(store.cudnn(), stamps));
@@ -80,16 +81,20 @@ std::vector<WatchedFile> watch_list(const Environment& env, const fs::path& cwd)
 HookOutcome hook_env(const Environment& current, const fs::path& cwd) {
   HookOutcome outcome;
   Environment target;
+  std::optional<fs::path> project_file;  // the selection found it already; no second walk
   if (auto activated = activate_here(current, cwd)) {
     target = std::move(activated->environment);
     if (activated->toolkit)
       target.set(activation_variable, encode(record_activation(activated->base, target)));
+    if (activated->selection.source == project::SelectionSource::project_file)
+      project_file = activated->selection.file;
   } else {
     outcome.problem = activated.error();
     target = without_activation(current);
+    project_file = project::find_project_file(cwd);  // perhaps the malformed one: watch it too
   }
   outcome.changes = changes_between(current, target);
-  outcome.watch = watch_list(current, cwd);
+  outcome.watch = watch_list(current, project_file);
   return outcome;
 }
 

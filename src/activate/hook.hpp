@@ -29,10 +29,12 @@ HookOutcome hook_env(const Environment& current, const std::filesystem::path& cw
 std::string hook_statements(Shell shell, const HookOutcome& outcome);
 std::string hook_problem_line(const HookOutcome& outcome);
 
-// The files whose change can change the outcome here: the nearest .cudaenv, the global config,
+// The files whose change can change the outcome here: the .cudaenv that applies (a change of
+// which one applies, or of CUDAENV_VERSION, the shell function sees itself), the global config,
 // and the store's toolkit and cuDNN directories (an install or uninstall). Stamps are created
 // under the data root's cache; when that is not writable the stamp is a path that never exists,
 // so the hook simply asks again at each prompt.
-std::vector<WatchedFile> watch_list(const Environment& env, const std::filesystem::path& cwd);
+std::vector<WatchedFile> watch_list(const Environment& env,
+                                    const std::optional<std::filesystem::path>& project_file);
 
 }  // namespace cudaenv::activate

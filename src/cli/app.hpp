@@ -16,9 +16,6 @@ int run_app(int argc, const char* const* argv, Context& context);
 // The same, knowing only the fast activation commands: what the `cudaenv` front program runs.
 int run_activation_app(int argc, const char* const* argv, Context& context);
 
-// 0 for success, else the error printed as every command prints it and its exit code.
-int report_error_status(const Status& status, Context& context);
-
 // What both are made of: an app with the commands `add_commands` registers.
 int run_commands(int argc, const char* const* argv, Context& context,
                  const std::function<void(CLI::App&, Outcome&)>& add_commands);

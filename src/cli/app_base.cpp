@@ -32,10 +32,6 @@ int report_error(const Error& error, Context& context) {
 
 }  // namespace
 
-int report_error_status(const Status& status, Context& context) {
-  return status ? 0 : report_error(status.error(), context);
-}
-
 int run_commands(int argc, const char* const* argv, Context& context,
                  const std::function<void(CLI::App&, Outcome&)>& add_commands) {
   CLI::App app{"cudaenv: install, select and verify CUDA toolchains side by side", "cudaenv"};

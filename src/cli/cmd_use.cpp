@@ -126,15 +126,22 @@ Status run_use(const UseOptions& options, Context& context) {
   return Ok{};
 }
 
+namespace {
+
+Result<std::vector<std::string>> rehash_store(const install::Store& store) {
+  return activate::rehash(store, paths::companion_program(activate::shim_program_name));
+}
+
+}  // namespace
+
 void refresh_shims(Context& context) {
-  const install::Store store{paths::data_root(context.env)};
-  auto tools = activate::rehash(store, paths::companion_program(activate::shim_program_name));
+  auto tools = rehash_store(install::Store{paths::data_root(context.env)});
   if (!tools) context.err << "warning: shims not updated: " << tools.error().message << '\n';
 }
 
 Status run_rehash(Context& context) {
   const install::Store store{paths::data_root(context.env)};
-  auto tools = activate::rehash(store, paths::companion_program(activate::shim_program_name));
+  auto tools = rehash_store(store);
   if (!tools) return tools.error();
   context.out << tools->size() << " shims in " << activate::shims_directory(store).string() << '\n';
   return Ok{};

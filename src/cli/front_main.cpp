@@ -7,7 +7,6 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
-#include <string_view>
 
 #include "cli/activation_commands.hpp"
 #include "cli/app.hpp"
@@ -44,12 +43,6 @@ int main(int argc, char** argv) {
     NoDriverLibraries loader;
     const bool colour = cli::colour_wanted(1, env);
     cli::Context context{std::move(env), sysroot, runner, loader, std::cout, std::cerr, colour};
-    // The prompt hook's exact call skips building the command-line parser.
-    if (argc == 4 && std::string_view(argv[1]) == "hook-env" &&
-        std::string_view(argv[2]) == "--shell") {
-      auto status = cli::run_hook_env({argv[3]}, context);
-      return cli::report_error_status(status, context);
-    }
     return cli::run_activation_app(argc, argv, context);
   } catch (const std::exception& error) {
     std::cerr << "cudaenv: internal error: " << error.what() << '\n';
