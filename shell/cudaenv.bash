@@ -21,7 +21,7 @@ __cudaenv_changed() {
 __cudaenv_hook() {
   local previous_status=$? dir=$PWD found=
   while :; do
-    if [[ -f $dir/.cudaenv ]]; then
+    if [[ -e $dir/.cudaenv ]]; then
       found=$dir/.cudaenv
       break
     fi

@@ -25,7 +25,7 @@ function __cudaenv_hook --on-variable PWD --on-event fish_prompt
     set -l dir $PWD
     set -l found ''
     while true
-        if test -f "$dir/.cudaenv"
+        if test -e "$dir/.cudaenv"
             set found "$dir/.cudaenv"
             break
         end

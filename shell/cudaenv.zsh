@@ -24,7 +24,7 @@ __cudaenv_hook() {
   emulate -L zsh
   local dir=$PWD found=
   while true; do
-    if [[ -f $dir/.cudaenv ]]; then
+    if [[ -e $dir/.cudaenv ]]; then
       found=$dir/.cudaenv
       break
     fi

@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <cstdio>
 
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include "activate/here.hpp"
 #include "core/paths.hpp"
@@ -58,10 +60,30 @@ std::string stamp_for(const std::string& path, const struct stat& status, const 
   return stamp.string();
 }
 
-WatchedFile watched(const fs::path& path, const fs::path& stamps) {
+// A /proc or /sys file (a .cudaenv linked to one) seems modified at every look: watching it
+// would run hook-env, and repeat its complaint, at every prompt.
+bool is_kernel_file(const fs::path& path) {
+  struct statfs filesystem {};
+  return ::statfs(path.c_str(), &filesystem) == 0 &&
+         (filesystem.f_type == PROC_SUPER_MAGIC || filesystem.f_type == SYSFS_MAGIC);
+}
+
+void watch(std::vector<WatchedFile>& list, const fs::path& path, const fs::path& stamps) {
   struct stat status {};
-  if (::stat(path.c_str(), &status) != 0) return {path.string(), ""};
-  return {path.string(), stamp_for(path.string(), status, stamps)};
+  if (::stat(path.c_str(), &status) != 0) {
+    list.push_back({path.string(), ""});
+  } else if (!is_kernel_file(path)) {
+    list.push_back({path.string(), stamp_for(path.string(), status, stamps)});
+  }
+}
+
+// Said once: the shell applies the removal of CUDAENV_DIFF, so the next prompt has none. The
+// record's text is not repeated: it is someone else's.
+Error foreign_record_notice() {
+  return make_error(ErrorKind::usage,
+                    std::string(activation_variable) +
+                        " was not written by cudaenv; it was ignored and nothing it names changed",
+                    "do not set it by hand or from another program");
 }
 
 }  // namespace
@@ -70,16 +92,17 @@ std::vector<WatchedFile> watch_list(const Environment& env,
                                     const std::optional<fs::path>& project_file) {
   const install::Store store{paths::data_root(env)};
   const auto stamps = store.root / "cache" / "stamps";
-  std::vector<WatchedFile> watch;
-  if (project_file) watch.push_back(watched(*project_file, stamps));
-  watch.push_back(watched(paths::config_file(env), stamps));
-  watch.push_back(watched(store.toolkits(), stamps));
-  watch.push_back(watched(store.cudnn(), stamps));
-  return watch;
+  std::vector<WatchedFile> list;
+  if (project_file) watch(list, *project_file, stamps);
+  watch(list, paths::config_file(env), stamps);
+  watch(list, store.toolkits(), stamps);
+  watch(list, store.cudnn(), stamps);
+  return list;
 }
 
 HookOutcome hook_env(const Environment& current, const fs::path& cwd) {
   HookOutcome outcome;
+  if (holds_foreign_record(current)) outcome.problems.push_back(foreign_record_notice());
   Environment target;
   std::optional<fs::path> project_file;  // the selection found it already; no second walk
   if (auto activated = activate_here(current, cwd)) {
@@ -89,7 +112,7 @@ HookOutcome hook_env(const Environment& current, const fs::path& cwd) {
     if (activated->selection.source == project::SelectionSource::project_file)
       project_file = activated->selection.file;
   } else {
-    outcome.problem = activated.error();
+    outcome.problems.push_back(activated.error());
     target = without_activation(current);
     project_file = project::find_project_file(cwd);  // perhaps the malformed one: watch it too
   }
@@ -103,10 +126,13 @@ std::string hook_statements(Shell shell, const HookOutcome& outcome) {
 }
 
 std::string hook_problem_line(const HookOutcome& outcome) {
-  if (!outcome.problem) return "";
-  auto line = "cudaenv: " + outcome.problem->message;
-  if (!outcome.problem->hint.empty()) line += "; " + outcome.problem->hint;
-  return line + "\n";
+  std::string lines;
+  for (const auto& problem : outcome.problems) {
+    lines += "cudaenv: " + problem.message;
+    if (!problem.hint.empty()) lines += "; " + problem.hint;
+    lines += "\n";
+  }
+  return lines;
 }
 
 }  // namespace cudaenv::activate

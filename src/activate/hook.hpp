@@ -17,13 +17,14 @@ namespace cudaenv::activate {
 struct HookOutcome {
   Changes changes;                 // to apply in the shell, CUDAENV_DIFF included
   std::vector<WatchedFile> watch;  // what decides whether the next prompt calls hook-env again
-  std::optional<Error> problem;    // a malformed file or a version not installed: the shell
-                                   // gets the environment without any cudaenv toolkit
+  std::vector<Error> problems;     // a malformed file or a version not installed (the shell
+                                   // gets the environment without any cudaenv toolkit), a
+                                   // CUDAENV_DIFF cudaenv did not write (ignored)
 };
 
 HookOutcome hook_env(const Environment& current, const std::filesystem::path& cwd);
 
-// What hook-env prints: the statements for stdout, and the problem as one line for stderr
+// What hook-env prints: the statements for stdout, and each problem as one line for stderr
 // ("cudaenv: <message>; <hint>\n", empty when there is none). Both programs that answer
 // hook-env (the `cudaenv` front and the small `cudaenv-shim`) print exactly these.
 std::string hook_statements(Shell shell, const HookOutcome& outcome);
@@ -33,7 +34,8 @@ std::string hook_problem_line(const HookOutcome& outcome);
 // which one applies, or of CUDAENV_VERSION, the shell function sees itself), the global config,
 // and the store's toolkit and cuDNN directories (an install or uninstall). Stamps are created
 // under the data root's cache; when that is not writable the stamp is a path that never exists,
-// so the hook simply asks again at each prompt.
+// so the hook simply asks again at each prompt. A /proc or /sys file is not watched (it seems
+// modified at every look).
 std::vector<WatchedFile> watch_list(const Environment& env,
                                     const std::optional<std::filesystem::path>& project_file);
 

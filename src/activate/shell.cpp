@@ -1,5 +1,7 @@
 #include "activate/shell.hpp"
 
+#include <algorithm>
+
 #include "core/text.hpp"
 
 namespace cudaenv::activate {
@@ -39,6 +41,15 @@ std::string unset_statement(Shell shell, const std::string& name) {
   return shell == Shell::fish ? "set -e " + name + ";\n" : "unset " + name + ";\n";
 }
 
+bool is_variable_name(std::string_view name) {
+  const auto letter = [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+  };
+  return !name.empty() && letter(name.front()) &&
+         std::all_of(name.begin(), name.end(),
+                     [&](char c) { return letter(c) || (c >= '0' && c <= '9'); });
+}
+
 const std::string& script_named(const std::string& name) {
   static const std::string none;
   for (const auto& script : embedded_hook_scripts()) {
@@ -63,6 +74,7 @@ std::string quote(Shell shell, std::string_view value) {
 std::string render_changes(Shell shell, const Changes& changes) {
   std::string out;
   for (const auto& [name, value] : changes) {
+    if (!is_variable_name(name)) continue;  // never spliced into code: it is not quoted
     out += value ? set_statement(shell, name, *value) : unset_statement(shell, name);
   }
   return out;

@@ -18,7 +18,8 @@ std::optional<Shell> parse_shell(std::string_view name);
 // `value` as one word the shell reads back unchanged, whatever it contains.
 std::string quote(Shell shell, std::string_view value);
 
-// export NAME='value' / unset NAME (bash, zsh); set -gx NAME 'value' / set -e NAME (fish).
+// export NAME='value' / unset NAME (bash, zsh); set -gx NAME 'value' / set -e NAME (fish). A name
+// that is not a plain variable name ([A-Za-z_][A-Za-z0-9_]*) is left out.
 std::string render_changes(Shell shell, const Changes& changes);
 
 // A file the prompt hook watches: the hook asks cudaenv again when `path` is no longer exactly as

@@ -25,7 +25,9 @@ Result<std::optional<VersionSpec>> optional_spec(const char* flag, const std::st
 
 // The project file's new text, checked by the same parser the hook uses before anything is written.
 Result<std::string> edited_project_file(const fs::path& path, const UseOptions& options) {
-  auto text = project::bare_version_as_toml(read_small_file(path).value_or(""));
+  const auto existing = read_small_file_or_empty(path);
+  if (!existing) return existing.error();
+  auto text = project::bare_version_as_toml(*existing);
   text = project::set_string_key(text, "", "cuda", options.spec);
   if (!options.cudnn.empty()) text = project::set_string_key(text, "", "cudnn", options.cudnn);
   const std::pair<const char*, const std::string*> frameworks[] = {
@@ -45,8 +47,9 @@ Result<std::string> edited_config(const fs::path& path, const UseOptions& option
       !options.jax.empty())
     return make_error(ErrorKind::usage, "--global sets only the default CUDA version",
                       "pin cuDNN and frameworks per project: cudaenv use SPEC --cudnn …");
-  const auto text =
-      project::set_string_key(read_small_file(path).value_or(""), "", "cuda", options.spec);
+  const auto existing = read_small_file_or_empty(path);
+  if (!existing) return existing.error();
+  const auto text = project::set_string_key(*existing, "", "cuda", options.spec);
   if (auto parsed = project::parse_config(text, path); !parsed)
     return make_error(ErrorKind::failure,
                       "cannot update " + path.string() + ": " + parsed.error().message,

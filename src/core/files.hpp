@@ -3,16 +3,27 @@
 // .cudaenv and the config this way: a std::ifstream would initialise the C++ locale machinery,
 // which costs more at start-up than everything else the hook does.
 
+#include <cstddef>
 #include <filesystem>
-#include <optional>
 #include <string>
 
 #include "core/error.hpp"
 
 namespace cudaenv {
 
-// The file's contents; nullopt when it cannot be opened or read.
-std::optional<std::string> read_small_file(const std::filesystem::path& path);
+// What read_small_file reads at most: a .cudaenv or a config is a few lines.
+constexpr std::size_t small_file_limit = 64 * 1024;
+
+// The contents of `path` (links followed) when it is a regular file of at most 64 KiB. Anything
+// else is refused without blocking or reading more than the limit: a FIFO or a device (opened
+// non-blocking), a directory, a huge or sparse file, a /proc or /sys file (they say they are
+// empty and may stream without end). Errors name the file and why: ErrorKind::not_found when it
+// does not exist, else ErrorKind::failure ("<path>: not a regular file (a FIFO)", "<path>: larger
+// than 64 KiB", "cannot read <path>: <reason>"). No hint: the caller knows what the file is for.
+Result<std::string> read_small_file(const std::filesystem::path& path);
+
+// As read_small_file, with a missing file read as empty.
+Result<std::string> read_small_file_or_empty(const std::filesystem::path& path);
 
 // Writes `text` beside `path` and renames it over `path` (creating the parent directories): an
 // interrupted write leaves the old file whole. Errors name the file.

@@ -27,8 +27,9 @@ Result<std::optional<T>> read_value(const std::filesystem::path& path,
 }  // namespace
 
 Result<Config> load_config(const std::filesystem::path& path) {
-  const auto text = read_small_file(path);
-  if (!text) return Config{};
+  const auto text = read_small_file_or_empty(path);
+  if (!text)
+    return make_error(ErrorKind::failure, text.error().message, "make it a small text file");
   return parse_config(*text, path);
 }
 

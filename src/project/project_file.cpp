@@ -98,7 +98,8 @@ Result<ProjectFile> parse_project_file(std::string_view text, const std::string&
 
 Result<ProjectFile> read_project_file(const fs::path& path) {
   const auto text = read_small_file(path);
-  if (!text) return make_error(ErrorKind::failure, "cannot read " + path.string());
+  if (!text)
+    return make_error(ErrorKind::failure, text.error().message, "make it a small text file");
   return parse_project_file(*text, path.string());
 }
 
@@ -106,7 +107,7 @@ std::optional<fs::path> find_project_file(const fs::path& start) {
   std::error_code ec;
   for (fs::path dir = start; !dir.empty(); dir = dir.parent_path()) {
     const auto candidate = dir / project_file_name;
-    if (fs::is_regular_file(candidate, ec)) return candidate;
+    if (fs::exists(candidate, ec)) return candidate;  // a FIFO too: reading it says what is wrong
     if (dir == dir.root_path()) break;
   }
   return std::nullopt;
