@@ -5,6 +5,7 @@
 // cudaenv's activation code and uses no C++ streams, so it starts about as fast as an empty
 // program.
 #include <cstdio>
+#include <exception>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,25 +44,41 @@ int hook_env(const char* shell_name) {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_tool(const std::string& tool, int argc, char** argv) {
   using namespace cudaenv;
-  const std::string invoked = argc > 0 ? argv[0] : "";
-  const std::string tool = invoked.substr(invoked.find_last_of('/') + 1);
-  if (tool == activate::shim_program_name) {
-    if (argc == 4 && std::string_view(argv[1]) == "hook-env" &&
-        std::string_view(argv[2]) == "--shell")
-      return hook_env(argv[3]);
-    std::fprintf(stderr,
-                 "cudaenv-shim: run it through a link named after a tool "
-                 "($CUDAENV_ROOT/shims/nvcc); 'cudaenv rehash' creates them\n");
-    return static_cast<int>(ErrorKind::usage);
-  }
   const auto env = Environment::from_process();
+  if (auto guard = activate::check_shim_depth(env); !guard) return fail(tool, guard.error());
   auto target = activate::resolve_tool(env, paths::working_directory(env), tool);
   if (!target) return fail(tool, target.error());
   std::vector<std::string> args{target->path};
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
   return fail(tool, replace_process(args, target->environment.variables()));
+}
+
+int run(int argc, char** argv) {
+  using namespace cudaenv;
+  const std::string invoked = argc > 0 ? argv[0] : "";
+  const std::string tool = invoked.substr(invoked.find_last_of('/') + 1);
+  if (tool != activate::shim_program_name) return run_tool(tool, argc, argv);
+  if (argc == 4 && std::string_view(argv[1]) == "hook-env" &&
+      std::string_view(argv[2]) == "--shell")
+    return hook_env(argv[3]);
+  std::fprintf(stderr,
+               "cudaenv-shim: run it through a link named after a tool "
+               "($CUDAENV_ROOT/shims/nvcc); 'cudaenv rehash' creates them\n");
+  return static_cast<int>(ErrorKind::usage);
+}
+
+}  // namespace
+
+// Like cudaenv's own main: whatever escapes is one line and exit 1, never an abort.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cudaenv-shim: error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "cudaenv-shim: error: unexpected failure\n");
+  }
+  return 1;
 }

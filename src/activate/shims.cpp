@@ -1,18 +1,65 @@
 #include "activate/shims.hpp"
 
+#include <unistd.h>
+
+#include <atomic>
+#include <charconv>
 #include <set>
+
+#include <sys/stat.h>
 
 #include "activate/activation.hpp"
 #include "activate/here.hpp"
 #include "core/files.hpp"
 #include "core/paths.hpp"
-#include "core/process.hpp"
+#include "core/text.hpp"
 
 namespace cudaenv::activate {
 
 namespace fs = std::filesystem;
 
 namespace {
+
+// A file's identity: two spellings (`//`, a symlinked directory, a relative PATH entry, a hard
+// link) of one file have the same device and inode.
+struct FileIdentity {
+  dev_t device = 0;
+  ino_t inode = 0;
+  bool operator==(const FileIdentity&) const = default;
+};
+
+std::optional<FileIdentity> identity_of(const fs::path& path) {
+  struct stat status {};
+  if (::stat(path.c_str(), &status) != 0) return std::nullopt;
+  return FileIdentity{status.st_dev, status.st_ino};
+}
+
+// The shim program as this process knows it: the running program (however it was reached: a
+// hard link has no name to recognise it by), and the shim program installed beside cudaenv (what
+// `cudaenv which` must not name either).
+std::vector<FileIdentity> shim_identities() {
+  std::vector<FileIdentity> identities;
+  if (auto self = identity_of("/proc/self/exe")) identities.push_back(*self);
+  if (auto installed = identity_of(paths::companion_program(shim_program_name)))
+    identities.push_back(*installed);
+  return identities;
+}
+
+bool is_shim(const fs::path& program, const std::vector<FileIdentity>& shims) {
+  const auto identity = identity_of(program);
+  return identity && std::find(shims.begin(), shims.end(), *identity) != shims.end();
+}
+
+// The first executable `tool` on `search_path` that is not a shim, however PATH spells it.
+std::optional<std::string> real_program_on_path(const std::string& tool,
+                                                const std::string& search_path) {
+  const auto shims = shim_identities();
+  for (const auto& entry : text::split(search_path, ':')) {
+    const auto candidate = (entry.empty() ? std::string(".") : entry) + "/" + tool;
+    if (is_executable_file(candidate) && !is_shim(candidate, shims)) return candidate;
+  }
+  return std::nullopt;
+}
 
 std::set<std::string> installed_tools(const install::Store& store) {
   std::set<std::string> tools;
@@ -26,20 +73,43 @@ std::set<std::string> installed_tools(const install::Store& store) {
   return tools;
 }
 
-// Replaces (or creates) `link` atomically: a shim that stays is never missing, even briefly.
+// Replaces (or creates) `link` atomically: a shim that stays is never missing, even briefly. The
+// temporary name is this process's own, so nothing another process does can take it away.
 Status place_link(const fs::path& link, const fs::path& target) {
-  const auto temporary = link.parent_path() / (".new-" + link.filename().string());
+  static std::atomic<unsigned> counter{0};
   std::error_code ec;
-  fs::remove(temporary, ec);
+  if (fs::read_symlink(link, ec) == target && !ec) return Ok{};
+  const auto temporary =
+      link.parent_path() / (".new-" + link.filename().string() + "-" + std::to_string(::getpid()) +
+                            "-" + std::to_string(counter++));
   fs::create_symlink(target, temporary, ec);
   if (!ec) fs::rename(temporary, link, ec);
-  if (ec)
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
     return make_error(ErrorKind::failure,
                       "cannot create shim " + link.string() + ": " + ec.message());
+  }
   return Ok{};
 }
 
+int shim_depth(const Environment& env) {
+  const auto text = env.get(shim_depth_variable).value_or("0");
+  int depth = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), depth);
+  return error == std::errc() && end == text.data() + text.size() && depth > 0 ? depth : 0;
+}
+
 }  // namespace
+
+Status check_shim_depth(const Environment& env) {
+  if (shim_depth(env) < shim_depth_limit) return Ok{};
+  return make_error(ErrorKind::not_found,
+                    "the shims ran each other " + std::to_string(shim_depth_limit) +
+                        " times in a row (" + shim_depth_variable +
+                        "): a program on PATH leads back to a shim",
+                    "check the PATH entries after the shims directory");
+}
 
 Result<ToolTarget> resolve_tool(const Environment& current, const fs::path& cwd,
                                 const std::string& tool) {
@@ -50,6 +120,7 @@ Result<ToolTarget> resolve_tool(const Environment& current, const fs::path& cwd,
   if (!activated) return activated.error();
   Environment environment = activated->environment;
   environment.unset(activation_variable);
+  environment.set(shim_depth_variable, std::to_string(shim_depth(current) + 1));
   if (activated->toolkit) {
     const auto path = activated->toolkit->path / "bin" / tool;
     if (!is_executable_file(path))
@@ -58,10 +129,13 @@ Result<ToolTarget> resolve_tool(const Environment& current, const fs::path& cwd,
                             " as installed (" + path.parent_path().string() + ")",
                         "install the component that provides it: cudaenv install " +
                             activated->toolkit->version.str() + " --force --components …");
+    if (is_shim(path, shim_identities()))
+      return make_error(ErrorKind::not_found, path.string() + " is a shim itself",
+                        "reinstall the toolkit: cudaenv install " +
+                            activated->toolkit->version.str() + " --force");
     return ToolTarget{path.string(), std::move(environment)};
   }
-  const auto shims = shims_directory(install::Store{paths::data_root(current)}).string();
-  auto found = find_in_path(tool, environment.get("PATH").value_or(""), {shims});
+  auto found = real_program_on_path(tool, environment.get("PATH").value_or(""));
   if (!found)
     return make_error(ErrorKind::not_found,
                       tool + ": no CUDA version is selected here and there is none on PATH",
@@ -79,6 +153,10 @@ Result<std::vector<std::string>> rehash(const install::Store& store, const fs::p
   fs::create_directories(dir, ec);
   if (ec)
     return make_error(ErrorKind::failure, "cannot create " + dir.string() + ": " + ec.message());
+  // One rehash at a time: each sees the store as the last install or uninstall left it, and none
+  // removes a shim another has just placed.
+  auto lock = install::InstallLock::acquire(store.root / ".lock-shims", {});
+  if (!lock) return lock.error();
   const auto tools = installed_tools(store);
   for (const auto& tool : tools) {
     if (auto placed = place_link(dir / tool, shim_program); !placed) return placed.error();
