@@ -12,7 +12,7 @@
 namespace cudaenv {
 
 // What read_small_file reads at most: a .cudaenv or a config is a few lines.
-constexpr std::size_t small_file_limit = 64 * 1024;
+constexpr std::size_t small_file_limit = std::size_t{64} * 1024;
 
 // The contents of `path` (links followed) when it is a regular file of at most 64 KiB. Anything
 // else is refused without blocking or reading more than the limit: a FIFO or a device (opened
