@@ -193,17 +193,18 @@ std::string encode(const Activation& activation) {
   return out;
 }
 
-namespace {
-
-bool is_managed(std::string_view name) {
+bool is_managed_variable(std::string_view name) {
   const auto& names = managed_variables();
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
+namespace {
+
 // One record, `NAME SET BEFORE ADDED`, exactly as encode() writes it.
 std::optional<ChangedVariable> decode_change(std::string_view record) {
   const auto fields = text::split(record, ' ');
-  if (fields.size() != 4 || !is_managed(fields[0]) || fields[2].empty()) return std::nullopt;
+  if (fields.size() != 4 || !is_managed_variable(fields[0]) || fields[2].empty())
+    return std::nullopt;
   ChangedVariable change;
   change.name = fields[0];
   auto set_to = percent_decoded(fields[1]);

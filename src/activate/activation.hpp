@@ -29,6 +29,7 @@ struct Activation {
 
 // The variables cudaenv may change; PATH-like ones are lists joined with ':'.
 const std::vector<std::string>& managed_variables();
+bool is_managed_variable(std::string_view name);
 bool is_list_variable(std::string_view name);
 
 // What going from `base` to `target` changes among the managed variables.

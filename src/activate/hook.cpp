@@ -86,6 +86,15 @@ Error foreign_record_notice() {
                     "do not set it by hand or from another program");
 }
 
+// What the shell is told to change: cudaenv's own variables and nothing else, whatever the
+// environment or a record held.
+Changes managed_only(Changes changes) {
+  std::erase_if(changes, [](const auto& change) {
+    return !is_managed_variable(change.first) && change.first != activation_variable;
+  });
+  return changes;
+}
+
 }  // namespace
 
 std::vector<WatchedFile> watch_list(const Environment& env,
@@ -116,7 +125,7 @@ HookOutcome hook_env(const Environment& current, const fs::path& cwd) {
     target = without_activation(current);
     project_file = project::find_project_file(cwd);  // perhaps the malformed one: watch it too
   }
-  outcome.changes = changes_between(current, target);
+  outcome.changes = managed_only(changes_between(current, target));
   outcome.watch = watch_list(current, project_file);
   return outcome;
 }
