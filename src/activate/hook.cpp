@@ -106,7 +106,7 @@ std::string hook_problem_line(const HookOutcome& outcome) {
   if (!outcome.problem) return "";
   auto line = "cudaenv: " + outcome.problem->message;
   if (!outcome.problem->hint.empty()) line += "; " + outcome.problem->hint;
-  return line + "\n";
+  return text::printable(line, 2 * text::message_limit) + "\n";  // it embeds file text
 }
 
 }  // namespace cudaenv::activate
