@@ -15,12 +15,16 @@
 #include "activate/shims.hpp"
 #include "core/paths.hpp"
 #include "core/process.hpp"
+#include "core/text.hpp"
 
 namespace {
 
 int fail(const std::string& tool, const cudaenv::Error& error) {
-  std::fprintf(stderr, "cudaenv: %s: %s\n", tool.c_str(), error.message.c_str());
-  if (!error.hint.empty()) std::fprintf(stderr, "hint: %s\n", error.hint.c_str());
+  using cudaenv::text::printable, cudaenv::text::message_limit;  // text from files: escaped
+  std::fprintf(stderr, "cudaenv: %s: %s\n", printable(tool).c_str(),
+               printable(error.message, message_limit).c_str());
+  if (!error.hint.empty())
+    std::fprintf(stderr, "hint: %s\n", printable(error.hint, message_limit).c_str());
   return static_cast<int>(error.kind);
 }
 
@@ -32,7 +36,7 @@ int hook_env(const char* shell_name) {
   if (!shell) {
     std::fprintf(stderr,
                  "cudaenv: error: --shell: unknown shell \"%s\"\nhint: use bash, zsh or fish\n",
-                 shell_name);
+                 text::printable(shell_name).c_str());
     return static_cast<int>(ErrorKind::usage);
   }
   const auto env = Environment::from_process();

@@ -2,6 +2,7 @@
 
 #include "activate/activation.hpp"
 #include "activate/toolkit_env.hpp"
+#include "core/ownership.hpp"
 #include "core/paths.hpp"
 
 namespace cudaenv::activate {
@@ -54,6 +55,7 @@ Result<Activated> activate_here(const Environment& current, const fs::path& cwd,
   }
 
   const install::Store store{paths::data_root(result.base)};
+  if (auto trusted = ownership::check_data_root(store.root); !trusted) return trusted.error();
   result.toolkit = project::installed_match(*selection, store, install::Receipts::skip);
   if (!result.toolkit)
     return not_installed("CUDA " + describe_selection(*selection),

@@ -137,9 +137,9 @@ std::string hook_statements(Shell shell, const HookOutcome& outcome) {
 std::string hook_problem_line(const HookOutcome& outcome) {
   std::string lines;
   for (const auto& problem : outcome.problems) {
-    lines += "cudaenv: " + problem.message;
-    if (!problem.hint.empty()) lines += "; " + problem.hint;
-    lines += "\n";
+    auto line = "cudaenv: " + problem.message;
+    if (!problem.hint.empty()) line += "; " + problem.hint;
+    lines += text::printable(line, 2 * text::message_limit) + "\n";  // it embeds file text
   }
   return lines;
 }

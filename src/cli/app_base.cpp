@@ -1,5 +1,6 @@
 #include "cli/activation_commands.hpp"
 #include "cli/app.hpp"
+#include "core/text.hpp"
 
 #ifndef CUDAENV_VERSION_STRING
 #define CUDAENV_VERSION_STRING "unknown"
@@ -19,14 +20,17 @@ int report_parse_error(const CLI::ParseError& error, CLI::App& app, Context& con
                         : app.help());
     return 0;
   }
-  context.err << "cudaenv: error: " << error.what() << '\n'
+  context.err << "cudaenv: error: " << text::printable(error.what(), text::message_limit) << '\n'
               << "hint: run 'cudaenv --help' for the commands and their flags\n";
   return usage_exit;
 }
 
+// The one place errors are printed: what they embed came from files, the network and the
+// environment, so control characters are escaped and long values cut.
 int report_error(const Error& error, Context& context) {
-  context.err << "cudaenv: error: " << error.message << '\n';
-  if (!error.hint.empty()) context.err << "hint: " << error.hint << '\n';
+  context.err << "cudaenv: error: " << text::printable(error.message, text::message_limit) << '\n';
+  if (!error.hint.empty())
+    context.err << "hint: " << text::printable(error.hint, text::message_limit) << '\n';
   return static_cast<int>(error.kind);
 }
 

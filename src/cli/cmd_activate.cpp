@@ -9,6 +9,7 @@
 #include "core/files.hpp"
 #include "core/paths.hpp"
 #include "core/process.hpp"
+#include "core/text.hpp"
 
 namespace cudaenv::cli {
 
@@ -52,7 +53,8 @@ Status run_current(const CurrentOptions& options, Context& context) {
   auto activated = activate::activate_here(context.env, here(context));
   if (!activated) return activated.error();
   if (options.json) {
-    context.out << selection_json(*activated).dump(2) << '\n';
+    context.out << selection_json(*activated).dump(2, ' ', true, json::error_handler_t::replace)
+                << '\n';
     return Ok{};
   }
   if (!activated->toolkit) {
@@ -60,7 +62,9 @@ Status run_current(const CurrentOptions& options, Context& context) {
     return Ok{};
   }
   context.out << activated->toolkit->version.str() << " (from "
-              << project::describe_source(activated->selection) << ")\n";
+              << text::printable(project::describe_source(activated->selection),
+                                 text::message_limit)
+              << ")\n";
   return Ok{};
 }
 
@@ -79,7 +83,7 @@ Status run_env(const EnvOptions& options, Context& context) {
   if (!shell) {
     json out = json::object();
     for (const auto& [name, value] : variables) out[name] = value ? json(*value) : json(nullptr);
-    context.out << out.dump(2) << '\n';
+    context.out << out.dump(2, ' ', true, json::error_handler_t::replace) << '\n';
   } else {
     context.out << activate::render_changes(*shell, variables);
   }
@@ -107,7 +111,7 @@ Status run_exec(const ExecOptions& options, Context& context) {
 Status run_which(const WhichOptions& options, Context& context) {
   auto target = activate::resolve_tool(context.env, here(context), options.tool);
   if (!target) return target.error();
-  context.out << target->path << '\n';
+  context.out << text::printable(target->path, text::message_limit) << '\n';
   return Ok{};
 }
 
@@ -122,7 +126,7 @@ Status run_hook_env(const HookEnvOptions& options, Context& context) {
   auto shell = shell_named(options.shell, "--shell");
   if (!shell) return shell.error();
   const auto outcome = activate::hook_env(context.env, here(context));
-  context.err << activate::hook_problem_line(outcome);
+  context.err << activate::hook_problem_line(outcome);  // escaped there, for the shim too
   context.out << activate::hook_statements(*shell, outcome);
   return Ok{};
 }

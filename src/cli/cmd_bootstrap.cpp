@@ -22,7 +22,7 @@ doctor::BootstrapRequest build_request(const BootstrapOptions& options, const Co
   request.container = options.container;
   request.as_root = ::geteuid() == 0;
   request.shell = context.env.get("SHELL").value_or("");
-  request.home = context.env.get_nonempty("HOME").value_or(".");
+  request.home = paths::home_directory(context.env).string();
   request.root = context.sysroot.root().string();
   return request;
 }

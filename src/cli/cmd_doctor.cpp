@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/terminal.hpp"
 #include "core/paths.hpp"
+#include "core/text.hpp"
 #include "doctor/doctor.hpp"
 #include "manifest/load.hpp"
 
@@ -61,6 +62,9 @@ Tone tone_of(doctor::CheckStatus status) {
   return Tone::plain;
 }
 
+// Findings quote what was read from the machine (files, program output): escaped and cut.
+std::string shown(const std::string& read) { return text::printable(read, text::message_limit); }
+
 void print_finding(std::ostream& out, int number, const doctor::Finding& f, bool colour) {
   std::ostringstream head;
   head << std::setw(2) << number << ". ";
@@ -68,13 +72,13 @@ void print_finding(std::ostream& out, int number, const doctor::Finding& f, bool
   status.resize(6, ' ');
   const std::string indent(10, ' ');
   out << head.str() << styled(status, tone_of(f.status), colour)
-      << styled(f.title, Tone::heading, colour) << '\n';
-  out << indent << f.summary << '\n';
+      << styled(shown(f.title), Tone::heading, colour) << '\n';
+  out << indent << shown(f.summary) << '\n';
   for (const auto& line : f.evidence)
-    out << indent << styled("read: " + line, Tone::dim, colour) << '\n';
+    out << indent << styled("read: " + shown(line), Tone::dim, colour) << '\n';
   bool first = true;
   for (const auto& line : f.fix) {
-    out << indent << (first ? "fix:  " : "      ") << line << '\n';
+    out << indent << (first ? "fix:  " : "      ") << shown(line) << '\n';
     first = false;
   }
 }
@@ -82,12 +86,12 @@ void print_finding(std::ostream& out, int number, const doctor::Finding& f, bool
 void print_report(std::ostream& out, const doctor::Report& report, bool colour) {
   if (report.active.toolkit) {
     const auto& t = *report.active.toolkit;
-    out << "Active toolkit: CUDA " << (t.version ? t.version->str() : "?") << " at " << t.path
-        << " (" << report.active.selected_by << ")\n";
+    out << "Active toolkit: CUDA " << (t.version ? t.version->str() : "?") << " at "
+        << shown(t.path) << " (" << shown(report.active.selected_by) << ")\n";
   } else {
     out << "Active toolkit: none\n";
   }
-  for (const auto& note : report.active.notes) out << "Note: " << note << '\n';
+  for (const auto& note : report.active.notes) out << "Note: " << shown(note) << '\n';
   out << '\n';
   int number = 0;
   for (const auto& f : report.findings) print_finding(out, ++number, f, colour);
@@ -108,7 +112,8 @@ Status run_doctor(const DoctorOptions& options, Context& context, Outcome& outco
       {context.sysroot, context.loader, context.runner, context.env, data_root});
   const auto report = doctor::run_doctor(facts, *db);
   if (options.json) {
-    context.out << report_to_json(report).dump(2) << '\n';
+    context.out << report_to_json(report).dump(2, ' ', true, json::error_handler_t::replace)
+                << '\n';
   } else {
     print_report(context.out, report, context.colour);
   }

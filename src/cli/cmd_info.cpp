@@ -14,6 +14,15 @@ namespace cudaenv::cli {
 
 namespace {
 
+// Every fact below was read from the machine's files and programs: shown escaped and cut.
+std::string shown(const std::string& fact) { return text::printable(fact, text::message_limit); }
+
+std::vector<std::string> shown(const std::vector<std::string>& facts) {
+  std::vector<std::string> escaped;
+  for (const auto& fact : facts) escaped.push_back(shown(fact));
+  return escaped;
+}
+
 class InfoPrinter {
  public:
   InfoPrinter(std::ostream& out, bool colour) : out_(out), colour_(colour) {}
@@ -26,7 +35,7 @@ class InfoPrinter {
     print_compilers(facts.compilers);
     print_os(facts.os);
     print_env(facts.env);
-    for (const auto& note : facts.notes) line("Note", styled(note, Tone::dim, colour_));
+    for (const auto& note : facts.notes) line("Note", styled(shown(note), Tone::dim, colour_));
   }
 
  private:
@@ -45,7 +54,7 @@ class InfoPrinter {
       return;
     }
     const auto& driver = *facts.driver;
-    std::string value = driver.version;
+    std::string value = shown(driver.version);
     if (!driver.loaded)
       value += styled(" (installed, kernel module not loaded)", Tone::bad, colour_);
     value += driver.cuda_version ? "  supports CUDA <= " + driver.cuda_version->str()
@@ -63,9 +72,9 @@ class InfoPrinter {
     bool first = true;
     for (const auto& gpu : gpus) {
       const auto& cc = gpu.compute_capability;
-      std::string value = std::to_string(gpu.index) + ": " + gpu.name + "  compute " + cc.str() +
-                          " (sm_" + std::to_string(cc.major()) + std::to_string(cc.minor()) +
-                          ")  " + human_bytes(gpu.memory_bytes);
+      std::string value = std::to_string(gpu.index) + ": " + shown(gpu.name) + "  compute " +
+                          cc.str() + " (sm_" + std::to_string(cc.major()) +
+                          std::to_string(cc.minor()) + ")  " + human_bytes(gpu.memory_bytes);
       first ? line("GPUs", value) : continuation(value);
       first = false;
     }
@@ -85,7 +94,7 @@ class InfoPrinter {
                           flag("nouveau", modules.nouveau));
     }
     continuation(modules.device_nodes.empty() ? "no /dev/nvidia* device nodes"
-                                              : text::join(modules.device_nodes, " "));
+                                              : text::join(shown(modules.device_nodes), " "));
   }
 
   void print_toolkits(const probe::MachineFacts& facts) {
@@ -97,10 +106,11 @@ class InfoPrinter {
         via.push_back(toolkit.origins[i] == probe::ToolkitOrigin::path_nvcc ? "nvcc on PATH"
                       : toolkit.origins[i] == probe::ToolkitOrigin::cuda_home
                           ? "CUDA_HOME"
-                          : toolkit.found_at[i]);
+                          : shown(toolkit.found_at[i]));
       }
-      std::string value = (toolkit.version ? toolkit.version->str() : "?") + "  " + toolkit.path;
-      std::string detail = "from " + toolkit.version_source;
+      std::string value =
+          (toolkit.version ? toolkit.version->str() : "?") + "  " + shown(toolkit.path);
+      std::string detail = "from " + shown(toolkit.version_source);
       if (toolkit.nvcc_version) detail += ", nvcc " + toolkit.nvcc_version->str();
       if (toolkit.from_wheels) detail += ", assembled from NVIDIA pip wheels";
       value += styled("  (" + detail + "; via " + text::join(via, ", ") + ")", Tone::dim, colour_);
@@ -109,7 +119,7 @@ class InfoPrinter {
     }
     if (facts.default_link) {
       const auto& link = *facts.default_link;
-      continuation(text::join(link.chain, " -> ") +
+      continuation(text::join(shown(link.chain), " -> ") +
                    (link.dangling ? styled("  (dangling)", Tone::bad, colour_) : ""));
     }
   }
@@ -117,7 +127,8 @@ class InfoPrinter {
   void print_compilers(const std::vector<probe::CompilerFacts>& compilers) {
     std::vector<std::string> items;
     for (const auto& compiler : compilers) {
-      items.push_back(compiler.name + " " + (compiler.version ? compiler.version->str() : "?"));
+      items.push_back(shown(compiler.name) + " " +
+                      (compiler.version ? compiler.version->str() : "?"));
     }
     line("Compilers", items.empty() ? "none on PATH" : text::join(items, ", "));
   }
@@ -128,7 +139,7 @@ class InfoPrinter {
                             : os.pretty_name;
     if (!os.kernel.empty()) value += ", kernel " + os.kernel;
     if (!os.architecture.empty()) value += ", " + os.architecture;
-    line("OS", value);
+    line("OS", shown(value));
   }
 
   void print_env(const probe::CudaEnvFacts& env) {
@@ -138,12 +149,12 @@ class InfoPrinter {
     }
     bool first = true;
     for (const auto& variable : env.variables) {
-      const auto value = variable.name + "=" + variable.value;
+      const auto value = shown(variable.name + "=" + variable.value);
       first ? line("Env", value) : continuation(value);
       first = false;
     }
     for (const auto& entry : env.cuda_library_paths) {
-      const auto value = "LD_LIBRARY_PATH has CUDA toolkit libraries in " + entry;
+      const auto value = "LD_LIBRARY_PATH has CUDA toolkit libraries in " + shown(entry);
       first ? line("Env", value) : continuation(value);
       first = false;
     }
@@ -159,7 +170,8 @@ int run_info(const InfoOptions& options, Context& context) {
   const auto facts = probe::probe_machine({context.sysroot, context.loader, context.runner,
                                            context.env, paths::data_root(context.env)});
   if (options.json) {
-    context.out << info_to_json(facts).dump(2) << '\n';
+    context.out << info_to_json(facts).dump(2, ' ', true, nlohmann::json::error_handler_t::replace)
+                << '\n';
   } else {
     InfoPrinter(context.out, context.colour).print(facts);
   }

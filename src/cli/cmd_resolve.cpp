@@ -272,7 +272,8 @@ Status run_resolve(const ResolveOptions& options, Context& context, Outcome& out
   const auto& resolution = resolved->answer.resolution;
   const auto& target = resolved->target;
   if (options.json) {
-    context.out << to_json(resolution, target).dump(2) << '\n';
+    context.out << to_json(resolution, target).dump(2, ' ', true, json::error_handler_t::replace)
+                << '\n';
   } else {
     ResolvePrinter(context.out, context.colour, options.verbose).print(resolution, target);
   }

@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/terminal.hpp"
 #include "core/paths.hpp"
+#include "core/text.hpp"
 #include "install/remote.hpp"
 #include "probe/toolkits.hpp"
 #include "project/selection.hpp"
@@ -51,8 +52,9 @@ void print_installed(const std::vector<install::Installed>& items, const char* l
   for (const auto& item : items) {
     context.out << "  " << item.version.str();
     if (item.receipt && !item.receipt->variant.empty())
-      context.out << " (" << item.receipt->variant << ")";
-    context.out << "  " << styled(item.path.string(), Tone::dim, context.colour) << '\n';
+      context.out << " (" << text::printable(item.receipt->variant) << ")";
+    context.out << "  " << styled(text::printable(item.path.string()), Tone::dim, context.colour)
+                << '\n';
   }
 }
 

@@ -3,7 +3,9 @@
 #include "activate/shims.hpp"
 #include "cli/commands.hpp"
 #include "core/files.hpp"
+#include "core/ownership.hpp"
 #include "core/paths.hpp"
+#include "core/text.hpp"
 #include "project/config.hpp"
 #include "project/file_edit.hpp"
 #include "project/project_file.hpp"
@@ -79,20 +81,24 @@ void warn_if_incompatible(const UseOptions& options, Context& context) {
   resolve_options.jax = options.jax;
   auto answer = resolve_here(resolve_options, context);
   if (!answer) {
-    context.err << "warning: " << answer.error().message << "; compatibility not checked\n";
+    context.err << "warning: " << text::printable(answer.error().message, text::message_limit)
+                << "; compatibility not checked\n";
     return;
   }
   const auto& resolution = answer->resolution;
   if (!resolution.ok()) {
-    context.err << "warning: this machine cannot run CUDA " << options.spec << " as pinned";
-    if (!resolution.rejected.empty()) context.err << ": " << resolution.rejected.front().reason;
+    context.err << "warning: this machine cannot run CUDA " << text::printable(options.spec)
+                << " as pinned";
+    if (!resolution.rejected.empty())
+      context.err << ": "
+                  << text::printable(resolution.rejected.front().reason, text::message_limit);
     context.err << '\n';
     for (const auto& suggestion : resolution.suggestions)
-      context.err << "hint: " << suggestion << '\n';
+      context.err << "hint: " << text::printable(suggestion, text::message_limit) << '\n';
     return;
   }
   for (const auto& warning : resolution.best().warnings)
-    context.err << "warning: " << warning << '\n';
+    context.err << "warning: " << text::printable(warning, text::message_limit) << '\n';
 }
 
 Status install_if_missing(const UseOptions& options, Context& context) {
@@ -106,9 +112,14 @@ Status install_if_missing(const UseOptions& options, Context& context) {
 
 Status run_use(const UseOptions& options, Context& context) {
   if (auto valid = validate_specs(options); !valid) return valid;
+  if (auto trusted = ownership::check_data_root(paths::data_root(context.env)); !trusted)
+    return trusted;
   const auto path = options.global
                         ? paths::config_file(context.env)
                         : paths::working_directory(context.env) / project::project_file_name;
+  if (options.global) {
+    if (auto trusted = ownership::check_config_file(path); !trusted) return trusted;
+  }
   auto text = options.global ? edited_config(path, options) : edited_project_file(path, options);
   if (!text) return text.error();
   warn_if_incompatible(options, context);
@@ -116,15 +127,17 @@ Status run_use(const UseOptions& options, Context& context) {
     if (auto installed = install_if_missing(options, context); !installed) return installed;
   }
   if (auto written = write_file_atomically(path, *text); !written) return written;
-  context.out << "cuda = \"" << options.spec << "\" written to " << path.string() << '\n';
+  context.out << "cuda = \"" << text::printable(options.spec) << "\" written to "
+              << text::printable(path.string(), text::message_limit) << '\n';
   auto activated = activate::activate_here(context.env, paths::working_directory(context.env));
   if (!activated) {
-    context.err << "warning: " << activated.error().message;
-    if (!activated.error().hint.empty()) context.err << "; " << activated.error().hint;
+    context.err << "warning: " << text::printable(activated.error().message, text::message_limit);
+    if (!activated.error().hint.empty())
+      context.err << "; " << text::printable(activated.error().hint, text::message_limit);
     context.err << '\n';
   } else if (activated->toolkit) {
     context.out << "active here: CUDA " << activated->toolkit->version.str() << " ("
-                << activated->toolkit->path.string() << ")\n";
+                << text::printable(activated->toolkit->path.string(), text::message_limit) << ")\n";
   }
   return Ok{};
 }
@@ -132,6 +145,7 @@ Status run_use(const UseOptions& options, Context& context) {
 namespace {
 
 Result<std::vector<std::string>> rehash_store(const install::Store& store) {
+  if (auto trusted = ownership::check_data_root(store.root); !trusted) return trusted.error();
   return activate::rehash(store, paths::companion_program(activate::shim_program_name));
 }
 
@@ -139,14 +153,18 @@ Result<std::vector<std::string>> rehash_store(const install::Store& store) {
 
 void refresh_shims(Context& context) {
   auto tools = rehash_store(install::Store{paths::data_root(context.env)});
-  if (!tools) context.err << "warning: shims not updated: " << tools.error().message << '\n';
+  if (!tools)
+    context.err << "warning: shims not updated: "
+                << text::printable(tools.error().message, text::message_limit) << '\n';
 }
 
 Status run_rehash(Context& context) {
   const install::Store store{paths::data_root(context.env)};
   auto tools = rehash_store(store);
   if (!tools) return tools.error();
-  context.out << tools->size() << " shims in " << activate::shims_directory(store).string() << '\n';
+  context.out << tools->size() << " shims in "
+              << text::printable(activate::shims_directory(store).string(), text::message_limit)
+              << '\n';
   return Ok{};
 }
 

@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/terminal.hpp"
 #include "cli/verify_json.hpp"
+#include "core/ownership.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "manifest/load.hpp"
@@ -185,6 +186,7 @@ Status run_verify(const VerifyOptions& options, Context& context, Outcome& outco
   auto request = build_request(options, context);
   if (!request) return request.error();
   const auto data_root = paths::data_root(context.env);
+  if (auto trusted = ownership::check_data_root(data_root); !trusted) return trusted;
   auto db = manifest::load_default_database(data_root);
   if (!db) return db.error();
   const auto facts = probe::probe_machine(
@@ -194,7 +196,9 @@ Status run_verify(const VerifyOptions& options, Context& context, Outcome& outco
       {facts, *db, context.env, context.sysroot, context.runner, verify::cache_root(data_root)});
   if (!verification) return verification.error();
   if (options.json) {
-    context.out << verification_to_json(*verification).dump(2) << '\n';
+    context.out << verification_to_json(*verification)
+                       .dump(2, ' ', true, nlohmann::json::error_handler_t::replace)
+                << '\n';
   } else {
     VerifyPrinter(context.out, context.colour).print(*verification);
   }

@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "core/ownership.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "install/remote.hpp"
@@ -45,6 +46,7 @@ Result<DownloadSetup> download_setup(const DownloadFlags& flags, const Context& 
   if (!config) return config.error();
   setup.config = *config;
   setup.store.root = paths::data_root(context.env);
+  if (auto trusted = ownership::check_data_root(setup.store.root); !trusted) return trusted.error();
   std::string mirror = flags.mirror;
   if (mirror.empty()) mirror = context.env.get_nonempty("CUDAENV_MIRROR").value_or("");
   if (mirror.empty()) mirror = setup.config.mirror.value_or(install::nvidia_base_url);

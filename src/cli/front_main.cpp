@@ -12,6 +12,7 @@
 #include "cli/app.hpp"
 #include "cli/terminal.hpp"
 #include "core/paths.hpp"
+#include "core/text.hpp"
 
 namespace {
 
@@ -26,8 +27,9 @@ class NoDriverLibraries final : public cudaenv::probe::LibraryLoader {
 int run_full_program(char** argv) {
   const auto full = cudaenv::paths::companion_program("cudaenv-full");
   ::execv(full.c_str(), argv);
-  std::cerr << "cudaenv: error: cannot run " << full.string() << ": " << std::strerror(errno)
-            << "\nhint: reinstall cudaenv (scripts/setup)\n";
+  std::cerr << "cudaenv: error: cannot run "
+            << cudaenv::text::printable(full.string(), cudaenv::text::message_limit) << ": "
+            << std::strerror(errno) << "\nhint: reinstall cudaenv (scripts/setup)\n";
   return 1;
 }
 
@@ -45,7 +47,8 @@ int main(int argc, char** argv) {
     cli::Context context{std::move(env), sysroot, runner, loader, std::cout, std::cerr, colour};
     return cli::run_activation_app(argc, argv, context);
   } catch (const std::exception& error) {
-    std::cerr << "cudaenv: internal error: " << error.what() << '\n';
+    std::cerr << "cudaenv: internal error: " << text::printable(error.what(), text::message_limit)
+              << '\n';
     return 1;
   }
 }

@@ -4,6 +4,7 @@
 #include "cli/app.hpp"
 #include "cli/terminal.hpp"
 #include "core/paths.hpp"
+#include "core/text.hpp"
 
 int main(int argc, char** argv) {
   using namespace cudaenv;
@@ -17,7 +18,8 @@ int main(int argc, char** argv) {
     return cli::run_app(argc, argv, context);
   } catch (const std::exception& error) {
     // Domain code returns errors as values; reaching here is a bug, reported without a stack dump.
-    std::cerr << "cudaenv: internal error: " << error.what() << '\n';
+    std::cerr << "cudaenv: internal error: " << text::printable(error.what(), text::message_limit)
+              << '\n';
     return 1;
   }
 }

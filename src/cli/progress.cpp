@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "cli/terminal.hpp"
+#include "core/text.hpp"
 
 namespace cudaenv::cli {
 
@@ -36,7 +37,7 @@ ProgressView::ProgressView(std::ostream& err, bool terminal, const install::Inst
       complete_(plan.archives.size(), false),
       start_(std::chrono::steady_clock::now()) {
   for (const auto& archive : plan.archives) {
-    names_.push_back(archive.component);
+    names_.push_back(text::printable(archive.component, 60));  // a name from the mirror
     totals_[names_.size() - 1] = archive.file.size;
   }
 }

@@ -1,21 +1,46 @@
 #include "core/paths.hpp"
 
+#include <pwd.h>
+#include <unistd.h>
+
+#include <vector>
+
 namespace cudaenv::paths {
 
 namespace {
 
-std::filesystem::path home(const Environment& env) {
-  // Without HOME (cron, some containers) fall back to the current directory rather than "/".
-  return env.get_nonempty("HOME").value_or(".");
+// The home directory the passwd database gives the effective user; empty when it has none.
+std::string passwd_home() {
+  const long suggested = ::sysconf(_SC_GETPW_R_SIZE_MAX);
+  std::vector<char> buffer(suggested > 0 ? static_cast<size_t>(suggested) : 4096);
+  struct passwd entry {};
+  struct passwd* found = nullptr;
+  while (::getpwuid_r(::geteuid(), &entry, buffer.data(), buffer.size(), &found) == ERANGE &&
+         buffer.size() < (1U << 20))
+    buffer.resize(buffer.size() * 2);
+  if (found == nullptr || found->pw_dir == nullptr) return "";
+  return found->pw_dir;
 }
 
 std::filesystem::path xdg_dir(const Environment& env, const char* variable,
                               const char* default_below_home) {
-  if (auto value = env.get_nonempty(variable)) return *value;
-  return home(env) / default_below_home;
+  // The XDG specification ignores a relative value, and so do we: it would name a directory
+  // below whatever the current directory happens to be.
+  if (auto value = env.get_nonempty(variable); value && value->front() == '/') return *value;
+  return home_directory(env) / default_below_home;
 }
 
 }  // namespace
+
+std::filesystem::path home_directory(const Environment& env) {
+  if (auto home = env.get_nonempty("HOME"); home && home->front() == '/') return *home;
+  // HOME unset, empty or relative (cron, `env -i`, some containers): the passwd entry, never a
+  // path relative to the current directory. With no entry either, a path that does not exist,
+  // so writes fail naming it instead of landing in the current directory.
+  auto from_passwd = passwd_home();
+  if (!from_passwd.empty() && from_passwd.front() == '/') return from_passwd;
+  return "/nonexistent";
+}
 
 std::filesystem::path data_root(const Environment& env) {
   if (auto root = env.get_nonempty("CUDAENV_ROOT")) return *root;

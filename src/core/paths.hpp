@@ -8,9 +8,13 @@
 
 namespace cudaenv::paths {
 
+// $HOME when it is an absolute path, else the effective user's home in the passwd database,
+// else "/nonexistent": never a path relative to the current directory.
+std::filesystem::path home_directory(const Environment& env);
 // $CUDAENV_ROOT, else ${XDG_DATA_HOME:-$HOME/.local/share}/cudaenv.
 std::filesystem::path data_root(const Environment& env);
-// ${XDG_CONFIG_HOME:-$HOME/.config}/cudaenv/config.toml.
+// ${XDG_CONFIG_HOME:-$HOME/.config}/cudaenv/config.toml. (An XDG variable holding a relative
+// path is ignored, as the XDG specification says.)
 std::filesystem::path config_file(const Environment& env);
 // The directory commands run in, as the user's shell names it: $PWD when it is absolute and is
 // the current directory (so a symlinked project path finds the same .cudaenv the shell hook

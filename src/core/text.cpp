@@ -1,5 +1,6 @@
 #include "core/text.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 namespace cudaenv::text {
@@ -97,6 +98,86 @@ std::string shell_join(const std::vector<std::string>& words) {
   quoted.reserve(words.size());
   for (const auto& word : words) quoted.push_back(shell_quote(word));
   return join(quoted, " ");
+}
+
+namespace {
+
+// What a first byte says of a valid UTF-8 sequence (no overlong forms, no surrogates, nothing
+// past U+10FFFF).
+struct Utf8Lead {
+  size_t length;                    // 0: not the first byte of a valid sequence
+  unsigned char second_low = 0x80;  // the range the second byte must fall in
+  unsigned char second_high = 0xbf;
+};
+
+Utf8Lead utf8_lead(unsigned char lead) {
+  if (lead >= 0xc2 && lead <= 0xdf) return {2};
+  if (lead == 0xe0) return {3, 0xa0, 0xbf};  // no overlong forms
+  if (lead == 0xed) return {3, 0x80, 0x9f};  // no surrogates
+  if (lead >= 0xe1 && lead <= 0xef) return {3};
+  if (lead == 0xf0) return {4, 0x90, 0xbf};
+  if (lead >= 0xf1 && lead <= 0xf3) return {4};
+  if (lead == 0xf4) return {4, 0x80, 0x8f};  // nothing past U+10FFFF
+  return {0};
+}
+
+// The length of the valid UTF-8 sequence starting at s[i], or 0.
+size_t utf8_sequence_length(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  const auto lead = utf8_lead(byte(0));
+  if (lead.length == 0 || i + lead.length > s.size()) return 0;
+  if (byte(1) < lead.second_low || byte(1) > lead.second_high) return 0;
+  for (size_t k = 2; k < lead.length; ++k) {
+    if (byte(k) < 0x80 || byte(k) > 0xbf) return 0;
+  }
+  return lead.length;
+}
+
+void append_hex(std::string& out, unsigned char c) {
+  static constexpr char digits[] = "0123456789abcdef";
+  out += "\\x";
+  out += digits[c >> 4];
+  out += digits[c & 0xf];
+}
+
+// One character starting at s[i], escaped when a terminal would act on it; returns its length.
+size_t append_printable(std::string& out, std::string_view s, size_t i, LineBreaks line_breaks) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if ((c >= 0x20 && c < 0x7f) || (c == '\n' && line_breaks == LineBreaks::keep)) {
+    out += static_cast<char>(c);
+    return 1;
+  }
+  const size_t length = c < 0x80 ? 0 : utf8_sequence_length(s, i);
+  if (length == 0) {  // C0 controls, DEL, and bytes that are not valid UTF-8
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c == '\r')
+      out += "\\r";
+    else
+      append_hex(out, c);
+    return 1;
+  }
+  // U+0080..U+009F, the C1 controls (CSI among them), encoded as C2 80..C2 9F.
+  if (length == 2 && c == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0) {
+    append_hex(out, c);
+    append_hex(out, static_cast<unsigned char>(s[i + 1]));
+    return 2;
+  }
+  out.append(s.substr(i, length));
+  return length;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text, size_t limit, LineBreaks line_breaks) {
+  std::string out;
+  out.reserve(std::min(text.size(), limit) + 16);
+  size_t i = 0;
+  while (i < text.size() && i < limit) i += append_printable(out, text, i, line_breaks);
+  if (i < text.size()) out += "…[+" + std::to_string(text.size() - i) + " bytes]";
+  return out;
 }
 
 }  // namespace cudaenv::text

@@ -26,4 +26,18 @@ std::optional<long long> parse_integer(std::string_view s);
 std::string shell_quote(std::string_view word);
 std::string shell_join(const std::vector<std::string>& words);
 
+// How printable() treats line breaks: a value shown inside one line escapes them (a name read
+// from a file cannot forge a second "hint:" line); a block of several lines keeps them.
+enum class LineBreaks { escape, keep };
+// The longest value printable() shows before it cuts: a version, a key, a name.
+constexpr size_t printable_limit = 200;
+// The cut for a whole message or a path, which may hold several values.
+constexpr size_t message_limit = 1024;
+// Text read from files, the network or the environment, made safe to show on a terminal:
+// control characters (C0, DEL, C1 — raw or UTF-8 encoded) become \xNN (or \n, \t, \r), bytes
+// that are not valid UTF-8 become \xNN, and text beyond `limit` bytes is cut and marked
+// ("…[+N bytes]"). No terminal escape sequence survives it; valid UTF-8 stays readable.
+std::string printable(std::string_view text, size_t limit = printable_limit,
+                      LineBreaks line_breaks = LineBreaks::escape);
+
 }  // namespace cudaenv::text

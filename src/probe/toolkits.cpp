@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/ownership.hpp"
 #include "core/text.hpp"
 #include "probe/executables.hpp"
 
@@ -244,7 +245,9 @@ std::vector<ToolkitFacts> probe_toolkits(const ToolkitSearch& search) {
   // cudaenv's own store lives on the host, whatever the sysroot.
   const Sysroot host;
   const auto store = (search.data_root / "toolkits").string();
-  for (const auto& name : host.list_directory(store)) {
+  // A store others can write is never probed: its nvcc would run as us.
+  const bool trusted = ownership::check_data_root(search.data_root).ok();
+  for (const auto& name : trusted ? host.list_directory(store) : std::vector<std::string>{}) {
     if (text::starts_with(name, ".")) continue;  // staging and lock files
     if (auto facts =
             inspect(host, search.runner, {store + "/" + name, ToolkitOrigin::cudaenv}, {})) {

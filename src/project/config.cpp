@@ -3,6 +3,7 @@
 #include <toml++/toml.h>
 
 #include "core/files.hpp"
+#include "core/ownership.hpp"
 
 namespace cudaenv::project {
 
@@ -27,6 +28,7 @@ Result<std::optional<T>> read_value(const std::filesystem::path& path,
 }  // namespace
 
 Result<Config> load_config(const std::filesystem::path& path) {
+  if (auto trusted = ownership::check_config_file(path); !trusted) return trusted.error();
   const auto text = read_small_file_or_empty(path);
   if (!text)
     return make_error(ErrorKind::failure, text.error().message, "make it a small text file");

@@ -1,11 +1,15 @@
 #include "test_util.hpp"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <fstream>
 
 #include <doctest/doctest.h>
 
+#include "core/ownership.hpp"
+#include "core/paths.hpp"
+#include "core/text.hpp"
 #include "manifest/load.hpp"
 
 namespace cudaenv::test {
@@ -57,3 +61,91 @@ FixtureMachine::FixtureMachine(const std::string& name) {
 }
 
 }  // namespace cudaenv::test
+
+// The shared core helpers these fixtures rest on: terminal-safe text, the home directory, and
+// the ownership rule for data roots and configs.
+namespace cudaenv {
+
+namespace fs = std::filesystem;
+
+TEST_CASE("printable escapes every control a terminal acts on and keeps valid UTF-8") {
+  CHECK(text::printable("12.4.1") == "12.4.1");
+  CHECK(text::printable("\x1b]0;pwned\x07\x1b[2J") == "\\x1b]0;pwned\\x07\\x1b[2J");
+  CHECK(text::printable("a\nb\tc\rd\x7f") == "a\\nb\\tc\\rd\\x7f");
+  CHECK(text::printable("a\nb", 200, text::LineBreaks::keep) == "a\nb");
+  CHECK(text::printable("caf\xc3\xa9 \xe2\x80\xa6") == "caf\xc3\xa9 \xe2\x80\xa6");
+  CHECK(text::printable("\xc2\x9b"
+                        "31m") == "\\xc2\\x9b31m");  // U+009B, the C1 CSI
+  CHECK(text::printable("\x9b"
+                        "31m") == "\\x9b31m");                  // a raw C1 byte
+  CHECK(text::printable("\xc0\xaf") == "\\xc0\\xaf");           // overlong: not UTF-8
+  CHECK(text::printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");  // a surrogate
+  CHECK(text::printable("\xe2\x80") == "\\xe2\\x80");           // cut short
+}
+
+TEST_CASE("printable cuts long values at a character boundary and says how much it cut") {
+  const std::string value(1000, 'A');
+  CHECK(text::printable(value) == std::string(200, 'A') + "\xe2\x80\xa6[+800 bytes]");
+  CHECK(text::printable(std::string(199, 'x') + "\xc3\xa9y")
+            .ends_with("\xc3\xa9\xe2\x80\xa6[+1 bytes]"));
+  CHECK(text::printable(value, 1000) == value);
+}
+
+TEST_CASE("the home directory never falls back to the working directory") {
+  using Variables = std::map<std::string, std::string>;
+  CHECK(paths::home_directory(Environment(Variables{{"HOME", "/home/x"}})) == "/home/x");
+  for (const auto& env : {Environment(), Environment(Variables{{"HOME", ""}}),
+                          Environment(Variables{{"HOME", "rel"}})}) {
+    const auto home = paths::home_directory(env);
+    CHECK(home.is_absolute());
+    CHECK(paths::data_root(env).is_absolute());
+    CHECK(paths::config_file(env).is_absolute());
+  }
+  CHECK(paths::data_root(Environment(Variables{{"HOME", "/h"}, {"XDG_DATA_HOME", "rel"}})) ==
+        "/h/.local/share/cudaenv");
+}
+
+TEST_CASE("a data root others can write is refused; one of ours, or sticky and ours, is not") {
+  test::TempDir dir;
+  const auto root = dir.path() / "root";
+  fs::create_directories(root / "toolkits");
+  CHECK(ownership::check_data_root(root).ok());
+  CHECK(ownership::check_data_root(dir.path() / "missing").ok());
+  fs::permissions(root, fs::perms(0777));
+  const auto refused = ownership::check_data_root(root);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message ==
+        "data root " + root.string() +
+            " is writable by every user (mode 0777): a toolkit planted there would run as you");
+  CHECK(text::contains(refused.error().hint, "chmod go-w " + root.string()));
+  fs::permissions(root, fs::perms(01777));
+  CHECK(ownership::check_data_root(root).ok());
+  fs::permissions(root / "toolkits", fs::perms(0775));
+  CHECK(text::contains(ownership::check_data_root(root).error().message,
+                       "data root directory " + (root / "toolkits").string() +
+                           " is writable by its group (mode 0775)"));
+}
+
+TEST_CASE("a config file or directory others can write is refused") {
+  test::TempDir dir;
+  const auto file = dir.path() / "cudaenv" / "config.toml";
+  test::write_file(file, "cuda = \"12.4\"\n");
+  fs::permissions(file.parent_path(), fs::perms(0755));
+  fs::permissions(file, fs::perms(0644));
+  CHECK(ownership::check_config_file(file).ok());
+  fs::permissions(file, fs::perms(0666));
+  CHECK(text::contains(ownership::check_config_file(file).error().message, "config file"));
+  fs::permissions(file, fs::perms(0644));
+  fs::permissions(file.parent_path(), fs::perms(01777));  // sticky and ours
+  CHECK(ownership::check_config_file(file).ok());
+  fs::permissions(file.parent_path(), fs::perms(0777));
+  CHECK(text::contains(ownership::check_config_file(file).error().message, "config directory"));
+  if (::geteuid() == 0) {
+    fs::permissions(file.parent_path(), fs::perms(0755));
+    REQUIRE(::chown(file.c_str(), 65534, 65534) == 0);
+    CHECK(text::contains(ownership::check_config_file(file).error().message,
+                         "is owned by uid 65534 (you are 0)"));
+  }
+}
+
+}  // namespace cudaenv
