@@ -3,8 +3,9 @@
 file and the field). Never "internal error", and nothing is installed from a bad manifest."""
 
 import json
+import subprocess
 
-from harness import case, check, clean_env, expect_error, finish, mirror_server, run
+from harness import BINARY, case, check, clean_env, expect_error, finish, mirror_server, run
 from synthetic_mirror import PLATFORM, toolkit_release
 
 
@@ -117,6 +118,24 @@ def a_receipt_with_a_wrong_type_is_named_with_exit_2(tmp):
         run(["uninstall", "12.4.1"], env, check_exit=0)
         check(installed(tmp) == [], f"uninstall removed it: {installed(tmp)}")
         run(["list"], env, check_exit=0)
+
+
+@case
+def a_cudaenv_with_characters_the_toml_reader_mishandles_is_refused_with_its_line(tmp):
+    # toml++ 3.3 reaches __builtin_unreachable() on U+03DB where it looks for whitespace.
+    env = env_for(tmp)
+    (tmp / ".cudaenv").write_bytes('cuda = "12.1"\n\u03db\n'.encode())
+    proc = subprocess.run([BINARY, "current"], env=env, cwd=tmp, capture_output=True, text=True, timeout=60)
+    no_internal_error(proc)
+    check("runtime error" not in proc.stderr, f"undefined behaviour: {proc.stderr!r}")
+    expect_error(proc, 2, f"{tmp}/.cudaenv:2: character U+03DB is not supported")
+    config = tmp / ".config" / "cudaenv" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_bytes('mirror = "http://m"\n\u03db\n'.encode())
+    (tmp / ".cudaenv").unlink()
+    proc = subprocess.run([BINARY, "current"], env=env, cwd=tmp, capture_output=True, text=True, timeout=60)
+    check("runtime error" not in proc.stderr, f"undefined behaviour: {proc.stderr!r}")
+    expect_error(proc, 2, f"{config}:2: character U+03DB is not supported")
 
 
 finish()
