@@ -93,6 +93,9 @@ Status run_list(const StoreOptions& options, Context& context) {
   const install::Store store{paths::data_root(context.env)};
   const auto toolkits = install::installed_toolkits(store);
   const auto cudnn = install::installed_cudnn(store);
+  for (const auto* items : {&toolkits, &cudnn}) {
+    if (auto readable = install::receipts_readable(*items); !readable) return readable.error();
+  }
   const auto system = system_toolkits(context);
   const auto active = active_toolkit(store, system, context);
   if (options.json) {

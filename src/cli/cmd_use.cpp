@@ -38,7 +38,7 @@ Result<std::string> edited_project_file(const fs::path& path, const UseOptions& 
     if (!value->empty()) text = project::set_string_key(text, "frameworks", name, *value);
   }
   if (auto parsed = project::parse_project_file(text, path.string()); !parsed)
-    return make_error(ErrorKind::failure,
+    return make_error(parsed.error().kind,
                       "cannot update " + path.string() + ": " + parsed.error().message,
                       "fix the file by hand first; it was left as it is");
   return text;
@@ -53,7 +53,7 @@ Result<std::string> edited_config(const fs::path& path, const UseOptions& option
   if (!existing) return existing.error();
   const auto text = project::set_string_key(*existing, "", "cuda", options.spec);
   if (auto parsed = project::parse_config(text, path); !parsed)
-    return make_error(ErrorKind::failure,
+    return make_error(parsed.error().kind,
                       "cannot update " + path.string() + ": " + parsed.error().message,
                       "fix the file by hand first; it was left as it is");
   return text;

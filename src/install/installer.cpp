@@ -171,8 +171,10 @@ Result<InstallOutcome> run_install(const InstallPlan& plan, const Store& store,
       InstallLock::acquire(parent / (".lock-" + name), [&] { observer.waiting_for_lock(); });
   if (!lock) return lock.error();
   std::error_code ec;
-  if (fs::exists(plan.target / receipt_file_name, ec) && !settings.force)
+  if (fs::exists(plan.target / receipt_file_name, ec) && !settings.force) {
+    if (auto receipt = read_receipt(plan.target); !receipt) return receipt.error();
     return InstallOutcome::already_installed;
+  }
   remove_stale_staging(parent, name);
   const auto staging = parent / (".staging-" + name + "-" + std::to_string(::getpid()));
   fs::create_directories(staging, ec);

@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <ctime>
 #include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 #include <sys/file.h>
 
+#include "core/files.hpp"
 #include "core/text.hpp"
 
 namespace cudaenv::install {
@@ -18,6 +18,9 @@ namespace cudaenv::install {
 namespace {
 
 using json = nlohmann::ordered_json;
+
+// Receipts are a few kilobytes; a bigger one is not ours.
+constexpr std::size_t max_receipt_size = 1 << 20;
 
 json to_json(const Receipt& receipt) {
   json components = json::array();
@@ -34,6 +37,56 @@ json to_json(const Receipt& receipt) {
           {"components", components}};
 }
 
+// A receipt is cudaenv's own file: a wrong one is a usage error naming the file and the field.
+Error receipt_error(const std::string& origin, const std::string& problem) {
+  return make_error(ErrorKind::usage, origin + ": " + problem,
+                    "reinstall with 'cudaenv install --force' or remove that directory");
+}
+
+// Reads optional string and size fields of one JSON object of a receipt.
+struct ReceiptReader {
+  const nlohmann::json& object;
+  std::string where;
+
+  Status text(const char* key, std::string& out) const {
+    const auto it = object.find(key);
+    if (it == object.end()) return Ok{};
+    if (!it->is_string()) return receipt_error(where, std::string(key) + " must be a string");
+    out = it->get<std::string>();
+    return Ok{};
+  }
+
+  Status size(const char* key, std::uint64_t& out) const {
+    const auto it = object.find(key);
+    if (it == object.end()) return Ok{};
+    if (!it->is_number_unsigned())
+      return receipt_error(where, std::string(key) + " must be a whole number");
+    out = it->get<std::uint64_t>();
+    return Ok{};
+  }
+};
+
+constexpr std::pair<const char*, std::string Receipt::*> receipt_text_fields[] = {
+    {"product", &Receipt::product},   {"version", &Receipt::version},
+    {"platform", &Receipt::platform}, {"variant", &Receipt::variant},
+    {"mirror", &Receipt::mirror},     {"installed_at", &Receipt::installed_at}};
+
+Result<ReceiptComponent> read_receipt_component(const nlohmann::json& value,
+                                                const std::string& origin, std::size_t index) {
+  const auto where = origin + ": components[" + std::to_string(index) + "]";
+  if (!value.is_object()) return receipt_error(where, "must be an object");
+  ReceiptComponent component;
+  const ReceiptReader reader{value, where};
+  for (const auto& [key, field] :
+       {std::pair{"name", &ReceiptComponent::name},
+        std::pair{"version", &ReceiptComponent::version},
+        std::pair{"sha256", &ReceiptComponent::sha256}, std::pair{"url", &ReceiptComponent::url}}) {
+    if (auto status = reader.text(key, component.*field); !status) return status.error();
+  }
+  if (auto status = reader.size("size", component.size); !status) return status.error();
+  return component;
+}
+
 std::vector<Installed> list_store_dir(
     const fs::path& dir,
     const std::function<std::optional<Version>(const std::string&)>& version_of,
@@ -45,11 +98,14 @@ std::vector<Installed> list_store_dir(
     if (text::starts_with(name, ".") || !it->is_directory()) continue;
     auto version = version_of(name);
     if (!version) continue;
-    std::optional<Receipt> receipt;
+    Installed item{*version, it->path(), std::nullopt, std::nullopt};
     if (receipts == Receipts::read) {
-      if (auto read = read_receipt(it->path())) receipt = std::move(*read);
+      if (auto read = read_receipt(it->path()))
+        item.receipt = std::move(*read);
+      else if (read.error().kind != ErrorKind::not_found)
+        item.receipt_problem = read.error();
     }
-    found.push_back({*version, it->path(), std::move(receipt)});
+    found.push_back(std::move(item));
   }
   std::sort(found.begin(), found.end(),
             [](const auto& a, const auto& b) { return a.version > b.version; });
@@ -67,24 +123,34 @@ Status write_receipt(const fs::path& prefix, const Receipt& receipt) {
 }
 
 Result<Receipt> read_receipt(const fs::path& prefix) {
-  std::ifstream in(prefix / receipt_file_name);
-  if (!in) return make_error(ErrorKind::not_found, "no receipt in " + prefix.string());
-  std::stringstream text;
-  text << in.rdbuf();
-  const auto document = nlohmann::json::parse(text.str(), nullptr, false);
-  if (!document.is_object())
-    return make_error(ErrorKind::failure, "unreadable receipt in " + prefix.string());
+  const auto path = prefix / receipt_file_name;
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec)))
+    return make_error(ErrorKind::not_found, "no receipt in " + prefix.string());
+  // read_small_file refuses what is not a small regular file (a FIFO, a device, a huge file).
+  const auto text = read_small_file(path);
+  if (!text) return receipt_error(path.string(), "cannot be read");
+  if (text->size() > max_receipt_size)
+    return receipt_error(path.string(),
+                         "is larger than " + std::to_string(max_receipt_size) + " bytes");
+  return parse_receipt(*text, path.string());
+}
+
+Result<Receipt> parse_receipt(std::string_view text, const std::string& origin) {
+  const auto document = nlohmann::json::parse(text, nullptr, false);
+  if (!document.is_object()) return receipt_error(origin, "is not a JSON object");
   Receipt receipt;
-  receipt.product = document.value("product", "");
-  receipt.version = document.value("version", "");
-  receipt.platform = document.value("platform", "");
-  receipt.variant = document.value("variant", "");
-  receipt.mirror = document.value("mirror", "");
-  receipt.installed_at = document.value("installed_at", "");
-  for (const auto& c : document.value("components", nlohmann::json::array())) {
-    receipt.components.push_back({c.value("name", ""), c.value("version", ""),
-                                  c.value("sha256", ""), c.value("url", ""),
-                                  c.value("size", std::uint64_t{0})});
+  const ReceiptReader top{document, origin};
+  for (const auto& [key, field] : receipt_text_fields) {
+    if (auto status = top.text(key, receipt.*field); !status) return status.error();
+  }
+  const auto components = document.find("components");
+  if (components == document.end()) return receipt;
+  if (!components->is_array()) return receipt_error(origin, "components must be an array");
+  for (std::size_t i = 0; i < components->size(); ++i) {
+    auto component = read_receipt_component((*components)[i], origin, i);
+    if (!component) return component.error();
+    receipt.components.push_back(std::move(*component));
   }
   return receipt;
 }
@@ -92,6 +158,13 @@ Result<Receipt> read_receipt(const fs::path& prefix) {
 std::vector<Installed> installed_toolkits(const Store& store, Receipts receipts) {
   return list_store_dir(
       store.toolkits(), [](const std::string& name) { return Version::parse(name); }, receipts);
+}
+
+Status receipts_readable(const std::vector<Installed>& items) {
+  for (const auto& item : items) {
+    if (item.receipt_problem) return *item.receipt_problem;
+  }
+  return Ok{};
 }
 
 std::vector<Installed> installed_cudnn(const Store& store, Receipts receipts) {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.hpp"
@@ -47,12 +48,17 @@ struct Receipt {
 constexpr const char* receipt_file_name = "cudaenv-receipt.json";
 
 Status write_receipt(const fs::path& prefix, const Receipt& receipt);
+// ErrorKind::not_found when there is none; a receipt that is not valid JSON, too large, or has a
+// field of the wrong type is ErrorKind::usage naming the file and the field.
 Result<Receipt> read_receipt(const fs::path& prefix);
+// The same for a receipt's text; `origin` names it in errors.
+Result<Receipt> parse_receipt(std::string_view text, const std::string& origin);
 
 struct Installed {
   Version version;
   fs::path path;
   std::optional<Receipt> receipt;
+  std::optional<Error> receipt_problem;  // a receipt that is there but cannot be read
 };
 
 // Whether listing the store parses each receipt; the prompt hook and shims only need versions.
@@ -60,6 +66,9 @@ enum class Receipts { read, skip };
 
 // Installed toolkits (newest first). Staging and lock entries (names starting with '.') are not.
 std::vector<Installed> installed_toolkits(const Store& store, Receipts receipts = Receipts::read);
+// The first receipt among `items` that is there but cannot be read, as an error naming its file
+// and field; Ok when every receipt read (or there was none).
+Status receipts_readable(const std::vector<Installed>& items);
 // Installed cuDNN builds, named <version>-cuda<major> (newest first).
 std::vector<Installed> installed_cudnn(const Store& store, Receipts receipts = Receipts::read);
 

@@ -7,6 +7,7 @@
 #include <toml++/toml.h>
 
 #include "core/text.hpp"
+#include "core/toml_guard.hpp"
 
 namespace cudaenv::manifest {
 
@@ -109,7 +110,7 @@ class FieldReader {
     // Point at the key's own line when it exists, else at the table's header.
     const auto* node = where.get(key);
     const auto line = (node != nullptr ? node->source() : where.source()).begin.line;
-    error_ = make_error(ErrorKind::failure,
+    error_ = make_error(ErrorKind::usage,
                         file_ + ":" + std::to_string(line) + ": " + key + " " + problem,
                         "fix the manifest file or remove the copy in the data root");
   }
@@ -213,16 +214,23 @@ void read_sources(const toml::table& root, Database& db) {
   }
 }
 
+Error manifest_error(const std::string& origin, std::size_t line, std::size_t column,
+                     const std::string& problem) {
+  return make_error(
+      ErrorKind::usage,
+      origin + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + problem,
+      "fix the manifest file or remove the copy in the data root");
+}
+
 Result<toml::table> parse_toml(const ManifestFile& file) {
+  const auto& origin = file.origin.empty() ? file.name : file.origin;
+  if (const auto bad = toml_text_problem(file.text))
+    return manifest_error(origin, bad->line, 1, bad->problem);
   try {
-    return toml::parse(file.text, file.origin.empty() ? file.name : file.origin);
+    return toml::parse(file.text, origin);
   } catch (const toml::parse_error& e) {
-    return make_error(ErrorKind::failure,
-                      (file.origin.empty() ? file.name : file.origin) + ":" +
-                          std::to_string(e.source().begin.line) + ":" +
-                          std::to_string(e.source().begin.column) + ": " +
-                          std::string(e.description()),
-                      "fix the manifest file or remove the copy in the data root");
+    return manifest_error(origin, e.source().begin.line, e.source().begin.column,
+                          std::string(e.description()));
   }
 }
 

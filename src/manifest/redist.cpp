@@ -1,6 +1,8 @@
 #include "manifest/redist.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
@@ -12,53 +14,99 @@ namespace {
 
 using json = nlohmann::json;
 
+constexpr std::size_t max_name_length = 128;
+constexpr const char* hostile_hint =
+    "the mirror's manifest is corrupt or hostile; use another mirror";
+
+// A value from the mirror as it may appear in a message: control characters escaped, cut short.
+std::string shown(std::string_view value) {
+  constexpr std::size_t max_shown = 80;
+  std::string out;
+  for (const char c : value.substr(0, max_shown)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f || c == '"' || c == '\\') {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  if (value.size() > max_shown) out += "...";
+  return out;
+}
+
+Error mirror_error(const std::string& where, const std::string& problem) {
+  return make_error(ErrorKind::integrity, where + ": " + problem, hostile_hint);
+}
+
 bool is_sha256(const std::string& text) {
   return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
          });
 }
 
+// Component keys and versions end up in file names, receipts and messages: letters, digits and
+// ". _ + -" only, never "." or "..", and short.
+bool is_safe_name(const std::string& name) {
+  if (name.empty() || name.size() > max_name_length || name == "." || name == "..") return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-' ||
+           c == '+';
+  });
+}
+
 // A relative path must stay below the mirror's product directory: no absolute path, no "..",
-// no empty component, no backslash tricks.
+// no empty component, no backslash tricks, no control characters.
 bool is_safe_relative_path(const std::string& path) {
   if (path.empty() || path.front() == '/' || text::contains(path, "\\")) return false;
+  if (std::any_of(path.begin(), path.end(),
+                  [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+    return false;
   const auto parts = text::split(path, '/');
   return std::none_of(parts.begin(), parts.end(),
                       [](const std::string& p) { return p.empty() || p == "." || p == ".."; });
 }
 
+// A string field: nullopt and an error when it is missing (if required) or not a string.
+Result<std::optional<std::string>> string_field(const json& object, const char* key,
+                                                const std::string& where, bool required) {
+  const auto it = object.find(key);
+  if (it == object.end()) {
+    if (required) return mirror_error(where, std::string(key) + " is missing");
+    return std::optional<std::string>{};
+  }
+  if (!it->is_string()) return mirror_error(where, std::string(key) + " must be a string");
+  return std::optional<std::string>{it->get<std::string>()};
+}
+
+// NVIDIA writes sizes as strings of digits; numbers are accepted too.
+Result<std::uint64_t> size_field(const json& entry, const std::string& where) {
+  const auto it = entry.find("size");
+  if (it == entry.end()) return mirror_error(where, "size is missing");
+  if (it->is_number_unsigned()) return it->get<std::uint64_t>();
+  if (it->is_string()) {
+    const auto& raw = it->get_ref<const std::string&>();
+    if (const auto parsed = text::parse_integer(raw)) return static_cast<std::uint64_t>(*parsed);
+    return mirror_error(where, "size \"" + shown(raw) + "\" is not a number");
+  }
+  return mirror_error(where, "size must be a whole number of bytes");
+}
+
 Result<RedistFile> read_file_entry(const json& entry, const std::string& where) {
-  const auto string_field = [&](const char* key) -> std::optional<std::string> {
-    const auto it = entry.find(key);
-    if (it == entry.end() || !it->is_string()) return std::nullopt;
-    return it->get<std::string>();
-  };
-  const auto path = string_field("relative_path");
-  auto sha256 = string_field("sha256");
-  const auto size = string_field("size");
-  if (!path || !sha256) {
-    return make_error(ErrorKind::failure, where + ": relative_path or sha256 missing");
-  }
-  std::transform(sha256->begin(), sha256->end(), sha256->begin(),
+  auto path = string_field(entry, "relative_path", where, true);
+  if (!path) return path.error();
+  auto sha256 = string_field(entry, "sha256", where, true);
+  if (!sha256) return sha256.error();
+  auto& hash = **sha256;
+  std::transform(hash.begin(), hash.end(), hash.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (!is_safe_relative_path(*path)) {
-    return make_error(ErrorKind::integrity, where + ": unsafe relative_path \"" + *path + "\"",
-                      "the mirror's manifest is corrupt or hostile; use another mirror");
-  }
-  if (!is_sha256(*sha256)) {
-    return make_error(ErrorKind::integrity, where + ": malformed sha256 \"" + *sha256 + "\"");
-  }
-  // NVIDIA writes sizes as strings; accept numbers too.
-  std::uint64_t bytes = 0;
-  if (const auto it = entry.find("size"); it != entry.end() && it->is_number_unsigned()) {
-    bytes = it->get<std::uint64_t>();
-  } else if (size) {
-    const auto parsed = text::parse_integer(*size);
-    if (!parsed)
-      return make_error(ErrorKind::failure, where + ": size \"" + *size + "\" is not a number");
-    bytes = static_cast<std::uint64_t>(*parsed);
-  }
-  return RedistFile{*path, *sha256, bytes};
+  if (!is_safe_relative_path(**path))
+    return mirror_error(where, "unsafe relative_path \"" + shown(**path) + "\"");
+  if (!is_sha256(hash)) return mirror_error(where, "malformed sha256 \"" + shown(hash) + "\"");
+  auto bytes = size_field(entry, where);
+  if (!bytes) return bytes.error();
+  return RedistFile{**path, hash, *bytes};
 }
 
 bool looks_like_file(const json& value) {
@@ -68,6 +116,8 @@ bool looks_like_file(const json& value) {
 // A platform value is a file entry, or (cuDNN) an object of "cudaNN" variants, or both.
 Status read_platform(const std::string& platform, const json& value, const std::string& where,
                      RedistComponent& component) {
+  if (!is_safe_name(platform))
+    return mirror_error(where, "unsafe platform name \"" + shown(platform) + "\"");
   if (looks_like_file(value)) {
     auto file = read_file_entry(value, where + "." + platform);
     if (!file) return file.error();
@@ -75,6 +125,8 @@ Status read_platform(const std::string& platform, const json& value, const std::
   }
   for (const auto& [variant, entry] : value.items()) {
     if (!looks_like_file(entry)) continue;
+    if (!is_safe_name(variant))
+      return mirror_error(where + "." + platform, "unsafe variant name \"" + shown(variant) + "\"");
     auto file = read_file_entry(entry, where + "." + platform + "." + variant);
     if (!file) return file.error();
     component.files[platform + "/" + variant] = std::move(*file);
@@ -82,18 +134,35 @@ Status read_platform(const std::string& platform, const json& value, const std::
   return Ok{};
 }
 
+// name, license and version: optional strings; a version must also be a safe name.
+Status read_labels(const json& value, const std::string& where, RedistComponent& component) {
+  auto name = string_field(value, "name", where, false);
+  if (!name) return name.error();
+  auto license = string_field(value, "license", where, false);
+  if (!license) return license.error();
+  auto version = string_field(value, "version", where, false);
+  if (!version) return version.error();
+  component.name = name->value_or("");
+  component.license = license->value_or("");
+  if (*version) {
+    if (!is_safe_name(**version))
+      return mirror_error(where, "version \"" + shown(**version) + "\" is not a version");
+    component.version = Version::parse(**version);  // nullopt for ones beyond our range
+  }
+  return Ok{};
+}
+
 Result<RedistComponent> read_component(const std::string& key, const json& value,
                                        const std::string& origin) {
+  if (!is_safe_name(key))
+    return mirror_error(origin, "unsafe component name \"" + shown(key) + "\"");
   RedistComponent component;
   component.key = key;
-  component.name = value.value("name", std::string{});
-  component.license = value.value("license", std::string{});
-  if (const auto it = value.find("version"); it != value.end() && it->is_string()) {
-    component.version = Version::parse(it->get<std::string>());
-  }
+  const auto where = origin + ": " + key;
+  if (auto labels = read_labels(value, where, component); !labels) return labels.error();
   for (const auto& [platform, entry] : value.items()) {
     if (!entry.is_object()) continue;  // name, license, version, cuda_variant
-    auto status = read_platform(platform, entry, origin + ": " + key, component);
+    auto status = read_platform(platform, entry, where, component);
     if (!status) return status.error();
   }
   return component;
@@ -114,8 +183,12 @@ Result<RedistManifest> parse_redist(std::string_view text, const std::string& or
                       "check the mirror URL");
   }
   RedistManifest manifest;
-  manifest.release_label = document.value("release_label", std::string{});
-  manifest.release_date = document.value("release_date", std::string{});
+  auto label = string_field(document, "release_label", origin, false);
+  if (!label) return label.error();
+  auto date = string_field(document, "release_date", origin, false);
+  if (!date) return date.error();
+  manifest.release_label = label->value_or("");
+  manifest.release_date = date->value_or("");
   for (const auto& [key, value] : document.items()) {
     if (!value.is_object()) continue;
     auto component = read_component(key, value, origin);

@@ -1,8 +1,10 @@
 #pragma once
 // NVIDIA's redistributable manifests, redistrib_<version>.json: per component, per platform
 // (and for cuDNN per CUDA variant) the archive's relative path, sha256 and size. They come from
-// the network, so everything in them is validated before use: hashes are 64 hex digits, sizes
-// are numbers, and relative paths can never leave the mirror's directory.
+// the network, so everything in them is validated before use: every field has its type, hashes
+// are 64 hex digits, sizes are whole numbers, component, platform and variant names and versions
+// are short plain names (no '/', no "..", no control characters), and relative paths can never
+// leave the mirror's directory.
 
 #include <cstdint>
 #include <map>
@@ -40,8 +42,9 @@ struct RedistManifest {
 };
 
 // Parses and validates a redistrib JSON document; `origin` names it in errors (a URL or path).
-// Malformed JSON or a missing field is ErrorKind::failure; an unsafe path or a malformed sha256
-// is ErrorKind::integrity.
+// Text that is not a JSON object is ErrorKind::failure (a wrong URL, a cut transfer); a missing or
+// wrongly typed field, an unsafe name or path and a malformed sha256 are ErrorKind::integrity,
+// each naming the origin, the component and the field.
 Result<RedistManifest> parse_redist(std::string_view text, const std::string& origin);
 
 // The file for a platform, or for a platform and CUDA variant ("cuda12").

@@ -4,16 +4,21 @@
 
 #include "core/files.hpp"
 #include "core/ownership.hpp"
+#include "core/toml_guard.hpp"
 
 namespace cudaenv::project {
 
 namespace {
 
+Error config_error(const std::filesystem::path& path, std::size_t line,
+                   const std::string& problem) {
+  return make_error(ErrorKind::usage, path.string() + ":" + std::to_string(line) + ": " + problem,
+                    "fix or remove the configuration file");
+}
+
 Error config_error(const std::filesystem::path& path, const toml::source_region& where,
                    const std::string& problem) {
-  return make_error(ErrorKind::failure,
-                    path.string() + ":" + std::to_string(where.begin.line) + ": " + problem,
-                    "fix or remove the configuration file");
+  return config_error(path, where.begin.line, problem);
 }
 
 template <typename T>
@@ -36,6 +41,7 @@ Result<Config> load_config(const std::filesystem::path& path) {
 }
 
 Result<Config> parse_config(std::string_view text, const std::filesystem::path& path) {
+  if (const auto bad = toml_text_problem(text)) return config_error(path, bad->line, bad->problem);
   toml::table root;
   try {
     root = toml::parse(text, path.string());

@@ -6,6 +6,7 @@
 
 #include "core/files.hpp"
 #include "core/text.hpp"
+#include "core/toml_guard.hpp"
 
 namespace cudaenv::project {
 
@@ -14,7 +15,7 @@ namespace fs = std::filesystem;
 namespace {
 
 Error file_error(const std::string& path, std::size_t line, const std::string& problem) {
-  return make_error(ErrorKind::failure, path + ":" + std::to_string(line) + ": " + problem,
+  return make_error(ErrorKind::usage, path + ":" + std::to_string(line) + ": " + problem,
                     "write e.g. cuda = \"12.1\" (or just 12.1) in " + path);
 }
 
@@ -73,6 +74,7 @@ Result<ProjectFile> parse_project_file(std::string_view text, const std::string&
     file.cuda = *spec;
     return file;
   }
+  if (const auto bad = toml_text_problem(text)) return file_error(path, bad->line, bad->problem);
   toml::table root;
   try {
     root = toml::parse(text, path);

@@ -76,7 +76,7 @@ def a_newer_database_in_the_data_root_wins(tmp):
     (root / "manifests" / "drivers.toml").write_text(
         '[meta]\nrevision = "2999-01-01"\n[[branch]]\nbranch = 999\npackage = "x"\nmax_cuda = "thirteen"\n')
     proc = run(["resolve", "--no-detect"], clean_env(tmp, CUDAENV_ROOT=root))
-    check(proc.returncode == 1, f"a broken newer database is an error, got {proc.returncode}")
+    check(proc.returncode == 2, f"a broken newer database is a usage error (exit 2), got {proc.returncode}")
     check("drivers.toml:6" in proc.stderr and "max_cuda" in proc.stderr, proc.stderr)
 
 

@@ -74,9 +74,9 @@ def bad_input_changes_nothing(tmp):
     check(not (tmp / ".cudaenv").exists(), "no file written for a bad spec")
     broken = '# pinned\ncuda = "12.1"\n[frameworks\ntorch = "2.3"\n'
     (tmp / ".cudaenv").write_text(broken)
-    expect_error(cudaenv(["use", "12.4"], env, tmp), 1, f"{tmp}/.cudaenv:3")
+    expect_error(cudaenv(["use", "12.4"], env, tmp), 2, f"{tmp}/.cudaenv:3")
     check((tmp / ".cudaenv").read_text() == broken, "a malformed file is left as it was")
-    expect_error(cudaenv(["current"], env, tmp), 1, f"{tmp}/.cudaenv:3")
+    expect_error(cudaenv(["current"], env, tmp), 2, f"{tmp}/.cudaenv:3")
 
 
 @case

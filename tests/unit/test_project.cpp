@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include "project/config.hpp"
 #include "project/project_file.hpp"
 #include "project/selection.hpp"
 #include "test_util.hpp"
@@ -42,6 +43,41 @@ TEST_CASE("a malformed .cudaenv names the file, the line and the problem") {
   auto broken = parse_project_file("cuda = \"12.1\nx", "/repo/.cudaenv");
   REQUIRE_FALSE(broken.ok());
   CHECK(broken.error().message.rfind("/repo/.cudaenv:1:", 0) == 0);
+}
+
+TEST_CASE("a malformed .cudaenv or config is a usage error (exit 2)") {
+  auto bad = parse_project_file("cuda = [\n", "/repo/.cudaenv");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().kind == ErrorKind::usage);
+  auto config = parse_config("[download]\njobs = \"eight\"\n", "/home/u/config.toml");
+  REQUIRE_FALSE(config.ok());
+  CHECK(config.error().kind == ErrorKind::usage);
+  CHECK(config.error().message == "/home/u/config.toml:2: download.jobs must be an integer");
+}
+
+// toml++ 3.3 reaches __builtin_unreachable() when it asks whether some non-ASCII characters are
+// whitespace (found by fuzz/fuzz_project_file); text holding one is refused before it sees it.
+TEST_CASE("characters the TOML reader mishandles and text that is not UTF-8 are refused") {
+  for (const std::string text : {"cuda = \"12.1\"\n\xcf\x9b\n", "cuda = \"12.1\"\n# \xcf\x9b\n",
+                                 "cuda = \"12.1\"\nx = \"f\xc3\xbcr\"\n",
+                                 "cuda = \"12.1\"\nc999=98B9'''99:00Z9\xc7\x9ch]]]#\n"}) {
+    CAPTURE(text);
+    auto file = parse_project_file(text, "/repo/.cudaenv");
+    REQUIRE_FALSE(file.ok());
+    CHECK(file.error().kind == ErrorKind::usage);
+    CHECK(file.error().message.rfind("/repo/.cudaenv:2: character U+", 0) == 0);
+    auto config = parse_config(text, "/home/u/config.toml");
+    REQUIRE_FALSE(config.ok());
+    CHECK(config.error().message.rfind("/home/u/config.toml:2: character U+", 0) == 0);
+  }
+  auto not_utf8 = parse_project_file("cuda = \"12.1\"\n\n# \xff\n", "/repo/.cudaenv");
+  REQUIRE_FALSE(not_utf8.ok());
+  CHECK(not_utf8.error().message == "/repo/.cudaenv:3: not valid UTF-8");
+  // Other non-ASCII text (here U+2026 and U+4E2D in a comment and a string) is read as before.
+  auto fine = parse_project_file("# \xe2\x80\xa6\ncuda = \"12.1\"\nnote = \"\xe4\xb8\xad\"\n",
+                                 "/repo/.cudaenv");
+  REQUIRE_MESSAGE(fine.ok(), (fine.ok() ? "" : fine.error().message));
+  CHECK(fine->cuda->str() == "12.1");
 }
 
 TEST_CASE("hostile content is data: shell syntax is just an invalid spec") {

@@ -168,7 +168,7 @@ TEST_CASE("a malformed sha256 is an integrity error naming it") {
   }
 }
 
-TEST_CASE("invalid JSON, missing fields and a non-numeric size are plain failures") {
+TEST_CASE("text that is not a JSON object is a plain failure naming the URL") {
   for (const std::string text : {"", "{", "not json", "[1, 2]", "\"a string\""}) {
     CAPTURE(text);
     auto m = parse_redist(text, "https://mirror/cuda/redist/redistrib_1.0.0.json");
@@ -178,16 +178,78 @@ TEST_CASE("invalid JSON, missing fields and a non-numeric size are plain failure
         m.error().message ==
         "https://mirror/cuda/redist/redistrib_1.0.0.json: not a redistrib manifest (invalid JSON)");
   }
-  auto no_sha =
-      parse_redist(R"({"c": {"linux-x86_64": {"relative_path": "c/x.tar.xz"}}})", "m.json");
-  REQUIRE_FALSE(no_sha.ok());
-  CHECK(no_sha.error().kind == ErrorKind::failure);
-  CHECK(no_sha.error().message.find("relative_path or sha256 missing") != std::string::npos);
-  auto bad_size =
-      parse_redist(R"({"c": {"linux-x86_64": {"relative_path": "c/x.tar.xz", "sha256": ")" +
-                       good_sha + R"(", "size": "big"}}})",
-                   "m.json");
-  REQUIRE_FALSE(bad_size.ok());
-  CHECK(bad_size.error().kind == ErrorKind::failure);
-  CHECK(bad_size.error().message.find("\"big\" is not a number") != std::string::npos);
+}
+
+namespace {
+
+// A one-file manifest whose file entry has the given JSON members.
+std::string manifest_with_entry(const std::string& members) {
+  return R"({"c": {"version": "1.0", "linux-x86_64": {)" + members + "}}}";
+}
+
+const std::string path_and_sha = R"("relative_path": "c/x.tar.xz", "sha256": ")" + good_sha + "\"";
+
+void check_mirror_error(const std::string& text, const std::string& expected) {
+  CAPTURE(text);
+  auto m = parse_redist(text, "m.json");
+  REQUIRE_FALSE(m.ok());
+  CHECK(m.error().kind == ErrorKind::integrity);
+  CHECK_MESSAGE(m.error().message == expected, m.error().message);
+}
+
+}  // namespace
+
+TEST_CASE("a missing or wrongly typed field is an integrity error naming the component and field") {
+  check_mirror_error(manifest_with_entry(R"("relative_path": "c/x.tar.xz", "size": "1")"),
+                     "m.json: c.linux-x86_64: sha256 is missing");
+  check_mirror_error(manifest_with_entry(R"("relative_path": "c/x.tar.xz", "sha256": 5)"),
+                     "m.json: c.linux-x86_64: sha256 must be a string");
+  check_mirror_error(manifest_with_entry(R"("relative_path": ["c"], "sha256": "x")"),
+                     "m.json: c.linux-x86_64: relative_path must be a string");
+  check_mirror_error(manifest_with_entry(path_and_sha), "m.json: c.linux-x86_64: size is missing");
+  check_mirror_error(manifest_with_entry(path_and_sha + R"(, "size": "big")"),
+                     "m.json: c.linux-x86_64: size \"big\" is not a number");
+  for (const std::string size : {"-1", "1.5", "true", "null", "{}", "\"-1\"", "\"\""}) {
+    CAPTURE(size);
+    auto m = parse_redist(manifest_with_entry(path_and_sha + R"(, "size": )" + size), "m.json");
+    REQUIRE_FALSE(m.ok());
+    CHECK(m.error().kind == ErrorKind::integrity);
+    CHECK(m.error().message.find("m.json: c.linux-x86_64: size") == 0);
+  }
+  check_mirror_error(R"({"c": {"name": 42}})", "m.json: c: name must be a string");
+  check_mirror_error(R"({"c": {"license": ["x"]}})", "m.json: c: license must be a string");
+  check_mirror_error(R"({"c": {"version": 12.4}})", "m.json: c: version must be a string");
+  check_mirror_error(R"({"release_label": 12, "c": {}})", "m.json: release_label must be a string");
+  check_mirror_error(R"({"release_date": null})", "m.json: release_date must be a string");
+}
+
+TEST_CASE("component, platform and variant names and versions are plain short names") {
+  const auto file =
+      R"({"relative_path": "c/x.tar.xz", "sha256": ")" + good_sha + R"(", "size": "1"})";
+  check_mirror_error(R"({"../../etc": {"linux-x86_64": )" + file + "}}",
+                     "m.json: unsafe component name \"../../etc\"");
+  check_mirror_error(R"({"a/b": {}})", "m.json: unsafe component name \"a/b\"");
+  check_mirror_error(R"({"..": {}})", "m.json: unsafe component name \"..\"");
+  check_mirror_error(R"({"": {}})", "m.json: unsafe component name \"\"");
+  check_mirror_error("{\"" + std::string(200, 'a') + "\": {}}",
+                     "m.json: unsafe component name \"" + std::string(80, 'a') + "...\"");
+  check_mirror_error(R"({"c": {"version": "12.4\n131"}})",
+                     "m.json: c: version \"12.4\\x0a131\" is not a version");
+  check_mirror_error(R"({"c": {"version": "../1"}})",
+                     "m.json: c: version \"../1\" is not a version");
+  check_mirror_error(R"({"c": {"version": ""}})", "m.json: c: version \"\" is not a version");
+  check_mirror_error(R"({"c": {"linux/x86": )" + file + "}}",
+                     "m.json: c: unsafe platform name \"linux/x86\"");
+  check_mirror_error(R"({"c": {"linux-x86_64": {"../cuda12": )" + file + "}}}",
+                     "m.json: c.linux-x86_64: unsafe variant name \"../cuda12\"");
+  check_mirror_error(
+      manifest_with_entry(R"("relative_path": "c/x\u001b[2J.tar.xz", "sha256": "x")"),
+      "m.json: c.linux-x86_64: unsafe relative_path \"c/x\\x1b[2J.tar.xz\"");
+}
+
+TEST_CASE("real versions beyond the comparable range are kept as text, not refused") {
+  // cuda_compat's version in NVIDIA's 12.4.1 manifest is 12.4.35753180.
+  auto m = parse_redist(R"({"cuda_compat": {"version": "12.4.35753180"}})", "m.json");
+  REQUIRE(m.ok());
+  CHECK_FALSE(m->component("cuda_compat")->version.has_value());
 }
