@@ -4,9 +4,11 @@
 #include "cli/app.hpp"
 #include "cli/terminal.hpp"
 #include "core/paths.hpp"
+#include "install/extract.hpp"
 
 int main(int argc, char** argv) {
   using namespace cudaenv;
+  install::restrict_process_umask();  // once, before any thread: extraction never races it
   try {
     const auto env = Environment::from_process();
     SystemProcessRunner runner;
