@@ -155,7 +155,7 @@ Status sanitize_modes(const fs::path& prefix) {
   for (fs::recursive_directory_iterator it(prefix, ec), end; !ec && it != end; it.increment(ec)) {
     struct stat st {};
     if (::lstat(it->path().c_str(), &st) != 0 || S_ISLNK(st.st_mode)) continue;
-    const mode_t wanted = S_ISDIR(st.st_mode) ? 0755 : ((st.st_mode & 0111) != 0 ? 0755 : 0644);
+    const mode_t wanted = sanitized_mode(st.st_mode & S_IFMT, st.st_mode);  // S_IF* == AE_IF*
     if ((st.st_mode & 07777) != wanted && ::chmod(it->path().c_str(), wanted) != 0) {
       return make_error(ErrorKind::failure,
                         "cannot set the mode of " + it->path().string() + ": " + system_reason());
@@ -249,10 +249,10 @@ Result<InstallOutcome> run_install(const InstallPlan& plan, const Store& store,
       InstallLock::acquire(parent / (".lock-" + name), [&] { observer.waiting_for_lock(); });
   if (const int signal = InterruptGuard::caught()) return interrupted_error(signal, what);
   if (!lock) return lock.error();
+  remove_stale_staging(parent, name);  // first: it may put back a prefix a killed run set aside
   std::error_code ec;
   if (fs::exists(plan.target / receipt_file_name, ec) && !settings.force)
     return InstallOutcome::already_installed;
-  remove_stale_staging(parent, name);
   const auto staging = parent / (".staging-" + name + "-" + std::to_string(::getpid()));
   if (auto made = make_staging(staging); !made) return made.error();
   auto status = install_all(plan, store, staging, settings, observer);
