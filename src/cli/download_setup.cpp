@@ -27,6 +27,35 @@ Result<std::optional<int>> positive_setting(const Context& context, const std::s
   return std::optional<int>(static_cast<int>(*value));
 }
 
+// A size or time limit from the environment (tests lower them): a whole number in [1, most].
+Result<std::optional<std::uint64_t>> limit_setting(const Context& context, const std::string& name,
+                                                   long long most) {
+  const auto text = context.env.get_nonempty(name);
+  if (!text) return std::optional<std::uint64_t>{};
+  const auto value = text::parse_integer(*text);
+  if (!value || *value < 1 || *value > most) {
+    return make_error(
+        ErrorKind::usage,
+        name + ": \"" + *text + "\" is not a whole number from 1 to " + std::to_string(most),
+        "unset " + name + " for the default");
+  }
+  return std::optional<std::uint64_t>(static_cast<std::uint64_t>(*value));
+}
+
+// The caps on what a mirror may send: unpacked bytes per archive, a document's size and time.
+Status apply_limits(const Context& context, install::InstallSettings& settings) {
+  auto unpacked = limit_setting(context, "CUDAENV_MAX_UNPACKED_BYTES", 1LL << 50);
+  if (!unpacked) return unpacked.error();
+  if (*unpacked) settings.max_unpacked_bytes = **unpacked;
+  auto document = limit_setting(context, "CUDAENV_MAX_DOCUMENT_BYTES", 1LL << 40);
+  if (!document) return document.error();
+  if (*document) settings.fetch.max_document_bytes = **document;
+  auto deadline = limit_setting(context, "CUDAENV_DOCUMENT_TIMEOUT", 1000000);
+  if (!deadline) return deadline.error();
+  if (*deadline) settings.fetch.document_deadline = std::chrono::seconds(**deadline);
+  return Ok{};
+}
+
 }  // namespace
 
 void add_download_flags(CLI::App& command, DownloadFlags& flags) {
@@ -66,6 +95,7 @@ Result<DownloadSetup> download_setup(const DownloadFlags& flags, const Context& 
   auto backoff = positive_setting(context, "CUDAENV_HTTP_BACKOFF_MS", 0);
   if (!backoff) return backoff.error();
   if (*backoff) setup.settings.fetch.first_backoff = std::chrono::milliseconds(**backoff);
+  if (auto limits = apply_limits(context, setup.settings); !limits) return limits.error();
   return setup;
 }
 

@@ -5,9 +5,11 @@
 #include "cli/terminal.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
+#include "install/extract.hpp"
 
 int main(int argc, char** argv) {
   using namespace cudaenv;
+  install::restrict_process_umask();  // once, before any thread: extraction never races it
   try {
     const auto env = Environment::from_process();
     SystemProcessRunner runner;

@@ -17,6 +17,8 @@ enum class ErrorKind {
   network = 5,
   integrity = 6,
   verification_failed = 7,
+  interrupted = 130,  // stopped by SIGINT (Ctrl-C), after cleaning up: 128 + the signal
+  terminated = 143,   // stopped by SIGTERM, likewise
 };
 
 struct Error {

@@ -11,86 +11,24 @@
 #include <optional>
 #include <thread>
 
-#include <curl/curl.h>
 #include <openssl/evp.h>
 #include <sys/file.h>
+
+#include "fetch/curl_common.hpp"
 
 namespace cudaenv::fetch {
 
 namespace fs = std::filesystem;
 
+using detail::apply_common_options;
+using detail::global_init;
+using detail::is_transient;
+using detail::transfer_error;
+using detail::wait_unless_stopped;
+
 namespace {
 
 constexpr size_t replay_chunk = 1 << 20;
-constexpr long stall_speed_bytes = 1024;
-
-void global_init() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
-
-// Failures worth another attempt: the network or the server hiccupped.
-bool is_transient(CURLcode code, long http_status) {
-  if (code == CURLE_HTTP_RETURNED_ERROR) {
-    return http_status >= 500 || http_status == 408 || http_status == 429;
-  }
-  switch (code) {
-    case CURLE_COULDNT_CONNECT:
-    case CURLE_OPERATION_TIMEDOUT:
-    case CURLE_PARTIAL_FILE:
-    case CURLE_RECV_ERROR:
-    case CURLE_SEND_ERROR:
-    case CURLE_GOT_NOTHING:
-    case CURLE_HTTP2:
-    case CURLE_HTTP2_STREAM: return true;
-    default: return false;
-  }
-}
-
-Error transfer_error(CURLcode code, long http_status, const std::string& url, const char* detail) {
-  if (code == CURLE_HTTP_RETURNED_ERROR) {
-    const auto what = http_status == 404 ? std::string("not found on the mirror (HTTP 404)")
-                                         : "HTTP " + std::to_string(http_status);
-    return make_error(ErrorKind::network, url + ": " + what,
-                      "check the version and the mirror (--mirror, CUDAENV_MIRROR)");
-  }
-  std::string message = url + ": " + curl_easy_strerror(code);
-  if (detail != nullptr && detail[0] != '\0') message += " (" + std::string(detail) + ")";
-  std::string hint = "check the network and the mirror URL";
-  if (code == CURLE_COULDNT_RESOLVE_HOST)
-    hint = "the host name does not resolve: check DNS or the mirror URL";
-  if (code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE) {
-    hint = "the server's certificate is not trusted: pass --ca-bundle FILE for a corporate CA";
-  }
-  if (code == CURLE_FILE_COULDNT_READ_FILE || code == CURLE_REMOTE_FILE_NOT_FOUND) {
-    hint = "the file is not on the mirror: check the version and --mirror";
-  }
-  return make_error(ErrorKind::network, message, hint);
-}
-
-void apply_common_options(CURL* easy, const std::string& url, const FetchOptions& options,
-                          char* error_buffer) {
-  curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
-  curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 10L);
-  curl_easy_setopt(easy, CURLOPT_FAILONERROR, 1L);
-  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(easy, CURLOPT_USERAGENT, "cudaenv");
-  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT,
-                   static_cast<long>(options.connect_timeout.count()));
-  curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, stall_speed_bytes);
-  curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options.stall_timeout.count()));
-  curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 1L);
-  curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 2L);
-  if (!options.ca_bundle.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, options.ca_bundle.c_str());
-  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, error_buffer);
-  error_buffer[0] = '\0';
-}
-
-size_t append_to_string(char* data, size_t size, size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
-  return size * count;
-}
 
 class Sha256 {
  public:
@@ -121,31 +59,6 @@ class Sha256 {
 
 }  // namespace
 
-Result<std::string> fetch_text(const std::string& url, const FetchOptions& options,
-                               long* http_status) {
-  global_init();
-  auto backoff = options.first_backoff;
-  for (int attempt = 1;; ++attempt) {
-    CURL* easy = curl_easy_init();
-    std::array<char, CURL_ERROR_SIZE> error_buffer{};
-    std::string body;
-    apply_common_options(easy, url, options, error_buffer.data());
-    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, append_to_string);
-    curl_easy_setopt(easy, CURLOPT_WRITEDATA, &body);
-    const CURLcode code = curl_easy_perform(easy);
-    long status = 0;
-    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_cleanup(easy);
-    if (http_status != nullptr) *http_status = status;
-    if (code == CURLE_OK) return body;
-    if (!is_transient(code, status) || attempt >= options.max_attempts) {
-      return transfer_error(code, status, url, error_buffer.data());
-    }
-    std::this_thread::sleep_for(backoff);
-    backoff *= 2;
-  }
-}
-
 struct ResumableStream::State {
   std::string url;
   fs::path cache_path;
@@ -169,6 +82,7 @@ struct ResumableStream::State {
   int attempts = 0;
   std::chrono::milliseconds backoff{0};
   std::atomic<bool> cancelled{false};
+  bool oversize = false;  // the server sent more than `expected`
   // The transfer failed for good; reported once `pending` is delivered.
   std::optional<Error> failed;
   std::array<char, CURL_ERROR_SIZE> error_buffer{};
@@ -195,6 +109,10 @@ struct ResumableStream::State {
       const auto dropped = std::min<std::uint64_t>(self->skip, bytes.size());
       bytes.remove_prefix(dropped);
       self->skip -= dropped;
+    }
+    if (self->expected > 0 && self->offset + self->pending.size() + bytes.size() > self->expected) {
+      self->oversize = true;
+      return 0;  // libcurl ends the transfer with CURLE_WRITE_ERROR
     }
     self->pending.append(bytes);
     return size * count;
@@ -224,6 +142,10 @@ struct ResumableStream::State {
     // on_header copes with a 200 by dropping the bytes already held.
     const auto range = std::to_string(offset) + "-";
     curl_easy_setopt(easy, CURLOPT_RANGE, offset > 0 ? range.c_str() : nullptr);
+    // A length announced over the whole archive's fails at once (a 206 is shorter, a 200 to a
+    // Range request exactly that long); one not announced is checked in on_data.
+    if (expected > 0)
+      curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(expected));
     skip = 0;
     transfer_start = offset;
     last_data = std::chrono::steady_clock::now();
@@ -235,7 +157,8 @@ struct ResumableStream::State {
   Status pump() {
     while (pending.empty() && !finished) {
       if (failed) return *failed;
-      if (cancelled) return make_error(ErrorKind::failure, url + ": cancelled");
+      if (cancelled || (options.should_stop && options.should_stop()))
+        return make_error(ErrorKind::failure, url + ": cancelled");
       if (easy == nullptr) start_transfer();
       int running = 0;
       curl_multi_perform(multi, &running);
@@ -248,6 +171,10 @@ struct ResumableStream::State {
       if (pending.empty() && std::chrono::steady_clock::now() - last_data > options.stall_timeout) {
         const auto silent = "no data for " + std::to_string(options.stall_timeout.count()) + " s";
         stop_transfer();
+        if (expected > 0 && offset == expected) {
+          finished = true;  // every promised byte arrived; the server only failed to hang up
+          continue;
+        }
         if (auto retried = retry_or_fail(CURLE_OPERATION_TIMEDOUT, 0, silent); !retried) {
           failed = retried.error();
         }
@@ -274,6 +201,17 @@ struct ResumableStream::State {
       finished = true;
       return Status(Ok{});
     }
+    // A connection dropped after the last promised byte: the download is complete.
+    if (expected > 0 && offset + pending.size() == expected && is_transient(code, status)) {
+      finished = true;
+      return Status(Ok{});
+    }
+    if (oversize || code == CURLE_FILESIZE_EXCEEDED) {
+      return make_error(ErrorKind::integrity,
+                        url + ": the mirror sends more than the " + std::to_string(expected) +
+                            " bytes its manifest lists",
+                        "the mirror is corrupt or hostile: use another mirror (--mirror)");
+    }
     return retry_or_fail(code, status, detail);
   }
 
@@ -289,7 +227,7 @@ struct ResumableStream::State {
       return transfer_error(code, status, url, detail.c_str());
     }
     backoff = backoff.count() == 0 ? options.first_backoff : backoff * 2;
-    std::this_thread::sleep_for(backoff);
+    wait_unless_stopped(backoff, options.should_stop);
     return Ok{};
   }
 
@@ -369,8 +307,10 @@ Result<std::string_view> ResumableStream::next() {
     auto chunk = s.replay_chunk_from_cache();
     if (!chunk || !chunk->empty()) return chunk;
   }
-  // Everything is already in the cache: no request at all.
-  if (s.expected > 0 && s.offset >= s.expected) s.finished = true;
+  if (s.failed && s.pending.empty()) return *s.failed;  // a failure is final, also at the end
+  // Everything is already in the cache: no request at all. (A transfer under way runs to its
+  // end instead, so that a byte past the promised size is seen, and refused.)
+  if (s.expected > 0 && s.offset >= s.expected && s.easy == nullptr) s.finished = true;
   if (auto pumped = s.pump(); !pumped) return pumped.error();
   if (!s.pending.empty()) return s.deliver_pending();
   std::fflush(s.out);

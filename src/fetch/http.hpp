@@ -26,11 +26,19 @@ struct FetchOptions {
   // Take turns with other processes on the cache file (through "<file>.lock" beside it): for
   // download caches that installs of different versions share.
   bool lock_cache_file = false;
+  // A document (manifest, index) must arrive whole within this time, all attempts together,
+  // and be no larger than this: a mirror that trickles or never ends cannot hang or fill memory.
+  std::chrono::seconds document_deadline{60};
+  std::uint64_t max_document_bytes = std::uint64_t{32} << 20;
+  // Asked while a transfer runs (between chunks, and at least every 200 ms while waiting):
+  // true stops it with an error (Ctrl-C, or another archive of the same install failed).
+  std::function<bool()> should_stop;
 };
 
 // GETs a whole document (a manifest, a directory index). Errors are ErrorKind::network with the
-// URL named; a 404 says "not found on the mirror". `http_status`, when given, receives the last
-// HTTP status (0 when there was none).
+// URL named (a 404 says "not found on the mirror"; the deadline passing says so), and
+// ErrorKind::integrity for a document over `max_document_bytes`. `http_status`, when given,
+// receives the last HTTP status (0 when there was none).
 Result<std::string> fetch_text(const std::string& url, const FetchOptions& options,
                                long* http_status = nullptr);
 
@@ -39,7 +47,9 @@ using ProgressFn = std::function<void(std::uint64_t done, std::uint64_t total)>;
 
 // One archive as a stream of chunks. Bytes already in `cache_file` (an earlier, interrupted run)
 // are replayed first; the rest comes from the network with an HTTP Range request, and a dropped
-// connection resumes the same way, transparently to the reader.
+// connection resumes the same way, transparently to the reader. With an `expected_size`, a
+// server that sends more stops the stream with ErrorKind::integrity: no byte past the promised
+// size is read into memory or the cache.
 class ResumableStream {
  public:
   ResumableStream(std::string url, std::filesystem::path cache_file, std::uint64_t expected_size,

@@ -3,8 +3,13 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <algorithm>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <system_error>
+
+#include <sys/stat.h>
 
 #include "core/text.hpp"
 
@@ -92,11 +97,44 @@ Result<std::optional<std::string>> place_entry(struct archive_entry* entry,
   }
   const auto full = (options.destination / relative).string();
   archive_entry_copy_pathname(entry, full.c_str());
+  const auto type = archive_entry_filetype(entry);
+  if (type != AE_IFLNK)
+    archive_entry_set_perm(entry, sanitized_mode(type, archive_entry_perm(entry)));
   return std::optional<std::string>{relative};
 }
 
+// The system's reason for the last failure on `a` (strerror), else libarchive's message.
+std::string reason(struct archive* a) {
+  if (archive_errno(a) > 0)
+    return std::error_code(archive_errno(a), std::generic_category()).message();
+  const char* message = archive_error_string(a);
+  return message != nullptr ? message : "unknown error";
+}
+
+Error write_error(const std::string& verb, const std::string& path, struct archive* out) {
+  return make_error(ErrorKind::failure, "cannot " + verb + " " + path + ": " + reason(out),
+                    "free space (or quota) where the cudaenv data root is, then run the command "
+                    "again");
+}
+
+Error over_cap(const ExtractOptions& options) {
+  return make_error(ErrorKind::integrity,
+                    options.archive_name + " unpacks to more than " +
+                        std::to_string(options.max_unpacked_bytes) +
+                        " bytes, the cap for its size (CUDAENV_MAX_UNPACKED_BYTES)",
+                    "the archive is corrupt or hostile; nothing was installed");
+}
+
+// archive_write_disk_new() reads the umask by setting it to 0 and back: two at once could read
+// each other's 0 and create the parent directories they make world-writable.
+ArchivePtr new_disk_writer() {
+  static std::mutex mutex;
+  std::lock_guard lock(mutex);
+  return ArchivePtr(archive_write_disk_new(), archive_write_free);
+}
+
 Status copy_data(struct archive* in, struct archive* out, const std::string& path,
-                 ExtractStats& stats) {
+                 const ExtractOptions& options, ExtractStats& stats) {
   const void* block = nullptr;
   size_t size = 0;
   la_int64_t offset = 0;
@@ -107,12 +145,11 @@ Status copy_data(struct archive* in, struct archive* out, const std::string& pat
       return make_error(ErrorKind::integrity,
                         "corrupt archive data at " + path + ": " + archive_error_string(in));
     }
-    if (archive_write_data_block(out, block, size, offset) < ARCHIVE_WARN) {
-      return make_error(ErrorKind::failure,
-                        "cannot write " + path + ": " + archive_error_string(out),
-                        "free space in the cudaenv data root, then run the command again");
-    }
     stats.bytes += size;
+    if (options.max_unpacked_bytes > 0 && stats.bytes > options.max_unpacked_bytes)
+      return over_cap(options);
+    if (archive_write_data_block(out, block, size, offset) < ARCHIVE_WARN)
+      return write_error("write", path, out);
   }
 }
 
@@ -153,57 +190,126 @@ std::string unsafe_link_reason(std::string_view entry_path, std::string_view tar
   return {};
 }
 
-Result<ExtractStats> extract(const ChunkSource& source, const ExtractOptions& options) {
-  // The link check walks every component of the (absolute) target paths: resolve links in the
-  // destination itself first, or a data root under a linked home would be refused.
-  ExtractOptions target = options;
-  std::error_code ec;
-  fs::create_directories(target.destination, ec);
-  target.destination = fs::canonical(target.destination, ec);
-  if (ec) {
-    return make_error(ErrorKind::failure,
-                      "cannot create " + options.destination.string() + ": " + ec.message());
-  }
-  ArchivePtr in(archive_read_new(), archive_read_free);
-  archive_read_support_filter_all(in.get());
-  archive_read_support_format_tar(in.get());
-  archive_read_support_format_zip(in.get());
-  ArchivePtr out(archive_write_disk_new(), archive_write_free);
-  // Defence in depth behind our own checks: libarchive refuses ".." and writing through a link
-  // again. (Entry paths are rewritten to absolute ones below the destination, so its
-  // no-absolute-paths option cannot be used; our own check covers that.)
-  archive_write_disk_set_options(out.get(), ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM |
-                                                ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-                                                ARCHIVE_EXTRACT_SECURE_SYMLINKS);
-  ReadContext context{&source, std::nullopt};
-  if (archive_read_open(in.get(), &context, nullptr, read_callback, nullptr) != ARCHIVE_OK) {
-    return read_error(in.get(), context, target);
-  }
-  ExtractStats stats;
-  struct archive_entry* entry = nullptr;
-  while (true) {
-    const int rc = archive_read_next_header(in.get(), &entry);
-    if (rc == ARCHIVE_EOF) break;
-    if (rc < ARCHIVE_WARN) return read_error(in.get(), context, target);
-    auto placed = place_entry(entry, target);
-    if (!placed) return placed.error();
-    if (!*placed) continue;
-    if (archive_write_header(out.get(), entry) < ARCHIVE_WARN) {
-      return make_error(ErrorKind::failure,
-                        "cannot create " + **placed + ": " + archive_error_string(out.get()));
+std::uint64_t default_unpacked_cap(std::uint64_t archive_size) {
+  constexpr std::uint64_t at_least = std::uint64_t{1} << 30;
+  return std::max(at_least, archive_size * 64);
+}
+
+mode_t sanitized_mode(mode_t type, mode_t archive_mode) {
+  if (type == AE_IFDIR) return 0755;
+  return (archive_mode & 0111) != 0 ? 0755 : 0644;
+}
+
+void restrict_process_umask() { ::umask(::umask(0) | 022); }
+
+namespace {
+
+// One archive being unpacked: the libarchive reader and disk writer, and what was written.
+class Extraction {
+ public:
+  Extraction(const ChunkSource& source, ExtractOptions options)
+      : options_(std::move(options)), context_{&source, std::nullopt} {}
+
+  Result<ExtractStats> run() {
+    if (auto opened = open(); !opened) return opened.error();
+    struct archive_entry* entry = nullptr;
+    while (true) {
+      const int rc = archive_read_next_header(in_.get(), &entry);
+      if (rc == ARCHIVE_EOF) break;
+      if (rc < ARCHIVE_WARN) return read_error(in_.get(), context_, options_);
+      auto placed = place_entry(entry, options_);
+      if (!placed) return placed.error();
+      if (!*placed) continue;
+      if (auto written = write_entry(entry, **placed); !written) return written.error();
+      ++stats_.entries;
     }
+    // Directories get their final modes when the writer closes.
+    if (archive_write_close(out_.get()) < ARCHIVE_WARN)
+      return write_error("finish", options_.destination.string(), out_.get());
+    if (auto modes = check_modes(); !modes) return modes.error();
+    return stats_;
+  }
+
+ private:
+  Status open() {
+    // The link check walks every component of the (absolute) target paths: resolve links in
+    // the destination itself first, or a data root under a linked home would be refused.
+    std::error_code ec;
+    fs::create_directories(options_.destination, ec);
+    const auto given = options_.destination;
+    options_.destination = fs::canonical(given, ec);
+    if (ec)
+      return make_error(ErrorKind::failure,
+                        "cannot create " + given.string() + ": " + ec.message());
+    archive_read_support_filter_all(in_.get());
+    archive_read_support_format_tar(in_.get());
+    archive_read_support_format_zip(in_.get());
+    // Defence in depth behind our own checks: libarchive refuses ".." and writing through a
+    // link again. (Entry paths are rewritten to absolute ones below the destination, so its
+    // no-absolute-paths option cannot be used; our own check covers that.) With _PERM, the
+    // sanitized modes are applied exactly, whatever the umask.
+    archive_write_disk_set_options(out_.get(), ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_PERM |
+                                                   ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+                                                   ARCHIVE_EXTRACT_SECURE_SYMLINKS);
+    if (archive_read_open(in_.get(), &context_, nullptr, read_callback, nullptr) != ARCHIVE_OK)
+      return read_error(in_.get(), context_, options_);
+    return Ok{};
+  }
+
+  Status write_entry(struct archive_entry* entry, const std::string& relative) {
+    const std::string full = archive_entry_pathname(entry);
+    if (archive_entry_size_is_set(entry) && options_.max_unpacked_bytes > 0) {
+      declared_ += static_cast<std::uint64_t>(std::max<la_int64_t>(0, archive_entry_size(entry)));
+      if (declared_ > options_.max_unpacked_bytes) return over_cap(options_);
+    }
+    if (archive_write_header(out_.get(), entry) < ARCHIVE_WARN)
+      return write_error("create", full, out_.get());
     if (archive_entry_size(entry) > 0) {
-      if (auto copied = copy_data(in.get(), out.get(), **placed, stats); !copied) {
-        return context.source_error ? *context.source_error : copied.error();
+      if (auto copied = copy_data(in_.get(), out_.get(), full, options_, stats_); !copied)
+        return context_.source_error ? *context_.source_error : copied.error();
+    }
+    if (archive_write_finish_entry(out_.get()) < ARCHIVE_WARN)
+      return write_error("finish", full, out_.get());
+    const auto type = archive_entry_filetype(entry);
+    if (type != AE_IFLNK && archive_entry_hardlink(entry) == nullptr)
+      written_.push_back({relative, sanitized_mode(type, archive_entry_perm(entry))});
+    return Ok{};
+  }
+
+  // Checks that each entry has exactly its sanitized mode, setting it where it has not.
+  Status check_modes() const {
+    for (const auto& [relative, mode] : written_) {
+      const auto path = options_.destination / relative;
+      struct stat st {};
+      if (::lstat(path.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) continue;
+      if ((st.st_mode & 07777) == mode) continue;
+      if (::chmod(path.c_str(), mode) != 0) {
+        return make_error(ErrorKind::failure,
+                          "cannot set the mode of " + path.string() + ": " +
+                              std::error_code(errno, std::generic_category()).message());
       }
     }
-    if (archive_write_finish_entry(out.get()) < ARCHIVE_WARN) {
-      return make_error(ErrorKind::failure,
-                        "cannot finish " + **placed + ": " + archive_error_string(out.get()));
-    }
-    ++stats.entries;
+    return Ok{};
   }
-  return stats;
+
+  struct Written {
+    std::string relative;
+    mode_t mode;
+  };
+
+  ExtractOptions options_;
+  ReadContext context_;
+  ArchivePtr in_{archive_read_new(), archive_read_free};
+  ArchivePtr out_ = new_disk_writer();
+  ExtractStats stats_;
+  std::uint64_t declared_ = 0;
+  std::vector<Written> written_;
+};
+
+}  // namespace
+
+Result<ExtractStats> extract(const ChunkSource& source, const ExtractOptions& options) {
+  return Extraction(source, options).run();
 }
 
 }  // namespace cudaenv::install

@@ -2,13 +2,17 @@
 // Unpacking an archive stream into a directory with libarchive, refusing every entry that could
 // write outside it: absolute paths, "..", links whose target leaves the directory, hard links to
 // outside, device nodes and FIFOs. NVIDIA's archives wrap everything in one top directory
-// ("cuda_nvcc-linux-x86_64-12.4.131-archive/"); it is stripped.
+// ("cuda_nvcc-linux-x86_64-12.4.131-archive/"); it is stripped. Modes are never taken from the
+// archive as they are: directories get 0755, files 0755 when any execute bit is set, else 0644
+// (no setuid, setgid or sticky bit, nothing group- or world-writable).
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
 #include <string_view>
+
+#include <sys/types.h>
 
 #include "core/error.hpp"
 
@@ -24,15 +28,29 @@ struct ExtractOptions {
   // <destination>/<licenses_dir>/<component>/ instead.
   std::string component;
   std::string licenses_dir = "share/licenses";
+  // Bytes the entries may unpack to in all (declared sizes and bytes written); 0: no cap.
+  std::uint64_t max_unpacked_bytes = 0;
 };
+
+// The unpacked-size cap for an archive of `archive_size` bytes: 64 times its size, at least
+// 1 GiB (NVIDIA's archives unpack to 2-4 times their size), so a decompression bomb stops early.
+std::uint64_t default_unpacked_cap(std::uint64_t archive_size);
+
+// The mode an entry is written with: 0755 for directories, 0755 or 0644 for files.
+mode_t sanitized_mode(mode_t type, mode_t archive_mode);
+
+// Adds 022 to the process umask (keeping stricter bits). Call once at start, before any thread:
+// libarchive reads the umask by setting it, which must never race with files being created.
+void restrict_process_umask();
 
 struct ExtractStats {
   std::uint64_t entries = 0;
   std::uint64_t bytes = 0;
 };
 
-// Errors: ErrorKind::integrity for an unsafe entry or a corrupt archive (naming the entry),
-// the source's own error when it fails, ErrorKind::failure for a local write problem.
+// Errors: ErrorKind::integrity for an unsafe entry, a corrupt archive (naming the entry) or one
+// over the unpacked-size cap, the source's own error when it fails, ErrorKind::failure for a
+// local write problem (naming the path and the system's reason: disk full, quota, I/O error).
 Result<ExtractStats> extract(const ChunkSource& source, const ExtractOptions& options);
 
 // Why an entry path or link target is unsafe; empty when it is safe. Exposed for tests.

@@ -1,15 +1,19 @@
 #include "install/installer.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
-#include <fstream>
+#include <cerrno>
+#include <cstdio>
 #include <mutex>
 #include <optional>
 #include <thread>
 
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include "install/extract.hpp"
+#include "install/interrupt.hpp"
 #include "install/remote.hpp"
 
 namespace cudaenv::install {
@@ -48,12 +52,15 @@ Status install_archive(const InstallPlan& plan, size_t index, const Store& store
   const auto cached = cache_file(store, archive);
   auto fetch_options = settings.fetch;
   fetch_options.lock_cache_file = true;  // the download cache is shared between installs
+  fetch_options.should_stop = [&] { return first.failed() || InterruptGuard::caught() != 0; };
   fetch::ResumableStream stream(url, cached, archive.file.size, fetch_options,
                                 [&](std::uint64_t done, std::uint64_t total) {
                                   observer.archive_progress(index, done, total);
                                 });
   const ChunkSource source = [&]() -> Result<std::string_view> {
     if (first.failed()) return make_error(ErrorKind::failure, "stopped: another archive failed");
+    if (const int signal = InterruptGuard::caught())
+      return interrupted_error(signal, "the download of " + url);
     return stream.next();
   };
   const auto drain = [&]() -> Status {
@@ -63,9 +70,12 @@ Status install_archive(const InstallPlan& plan, size_t index, const Store& store
       if (chunk->empty()) return Ok{};
     }
   };
-  auto extracted = extract(
-      source,
-      {staging, fs::path(archive.file.relative_path).filename().string(), archive.component});
+  const auto max_unpacked = settings.max_unpacked_bytes > 0
+                                ? settings.max_unpacked_bytes
+                                : default_unpacked_cap(archive.file.size);
+  auto extracted =
+      extract(source, {staging, fs::path(archive.file.relative_path).filename().string(),
+                       archive.component, "share/licenses", max_unpacked});
   std::error_code ec;
   if (!extracted) {
     if (extracted.error().kind != ErrorKind::integrity) return extracted.error();
@@ -77,7 +87,9 @@ Status install_archive(const InstallPlan& plan, size_t index, const Store& store
       return extracted.error();
     }
   } else if (auto rest = drain(); !rest) {
-    return rest.error();  // trailing bytes after the archive's end
+    // Trailing bytes after the archive's end; more than the manifest promised is not kept.
+    if (rest.error().kind == ErrorKind::integrity) fs::remove(cached, ec);
+    return rest.error();
   }
   if (stream.sha256_hex() != archive.file.sha256) {
     fs::remove(cached, ec);  // a corrupt download is never resumed
@@ -124,33 +136,97 @@ Receipt receipt_of(const InstallPlan& plan) {
 }
 
 // NVIDIA's toolkits carry a version.json that tools (CMake's FindCUDAToolkit among them) read;
-// the redist archives do not, so the install writes one in the same shape.
-void write_version_json(const fs::path& prefix, const InstallPlan& plan) {
-  if (plan.product != "cuda" || fs::exists(prefix / "version.json")) return;
+// the redist archives do not, so the install writes one in the same shape. Whatever an archive
+// put under that name (a link, at the top of the prefix) is replaced, never written through.
+Status write_version_json(const fs::path& prefix, const InstallPlan& plan) {
+  if (plan.product != "cuda") return Ok{};
   nlohmann::ordered_json doc;
   doc["cuda"] = {{"name", "CUDA SDK"}, {"version", plan.version}};
   for (const auto& archive : plan.archives) doc[archive.component] = {{"version", archive.version}};
-  std::ofstream(prefix / "version.json") << doc.dump(3) << '\n';
+  return write_new_file(prefix, "version.json", doc.dump(3) + "\n");
 }
 
-Status commit(const fs::path& staging, const fs::path& target, bool replace) {
+std::string system_reason() { return std::error_code(errno, std::generic_category()).message(); }
+
+// No mode an archive asked for survives unsanitized: also the directories libarchive made on
+// its own for entries whose parents the archive did not list.
+Status sanitize_modes(const fs::path& prefix) {
   std::error_code ec;
-  if (replace && fs::exists(target, ec)) {
-    const auto old = target.parent_path() /
-                     (".old-" + target.filename().string() + "-" + std::to_string(::getpid()));
-    fs::rename(target, old, ec);
-    if (ec)
+  for (fs::recursive_directory_iterator it(prefix, ec), end; !ec && it != end; it.increment(ec)) {
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || S_ISLNK(st.st_mode)) continue;
+    const mode_t wanted = sanitized_mode(st.st_mode & S_IFMT, st.st_mode);  // S_IF* == AE_IF*
+    if ((st.st_mode & 07777) != wanted && ::chmod(it->path().c_str(), wanted) != 0) {
       return make_error(ErrorKind::failure,
-                        "cannot replace " + target.string() + ": " + ec.message());
-    fs::rename(staging, target, ec);
-    fs::remove_all(old);
-  } else {
-    fs::rename(staging, target, ec);
+                        "cannot set the mode of " + it->path().string() + ": " + system_reason());
+    }
   }
   if (ec)
-    return make_error(ErrorKind::failure,
-                      "cannot move the install into " + target.string() + ": " + ec.message());
+    return make_error(ErrorKind::failure, "cannot read " + prefix.string() + ": " + ec.message());
   return Ok{};
+}
+
+// Only the install itself can enter its staging directory until it is complete.
+Status make_staging(const fs::path& staging) {
+  std::error_code ec;
+  fs::create_directories(staging.parent_path(), ec);
+  if (ec || ::mkdir(staging.c_str(), 0700) != 0) {
+    return make_error(
+        ErrorKind::failure,
+        "cannot create " + staging.string() + ": " + (ec ? ec.message() : system_reason()),
+        "check the permissions of the cudaenv data root");
+  }
+  return Ok{};
+}
+
+Status finish_staging(const fs::path& staging, const InstallPlan& plan) {
+  link_lib64(staging);
+  if (auto written = write_version_json(staging, plan); !written) return written;
+  if (auto written = write_receipt(staging, receipt_of(plan)); !written) return written;
+  if (auto modes = sanitize_modes(staging); !modes) return modes;
+  return Ok{};
+}
+
+Error replace_error(const fs::path& target, const std::string& why) {
+  return make_error(ErrorKind::failure, "cannot replace " + target.string() + ": " + why,
+                    "the installed toolkit is unchanged; run the command again");
+}
+
+// Where two directories cannot be exchanged in one step: the old prefix steps aside, the new
+// one moves in, and the old one comes back if that fails (or at the next install, if killed).
+Status replace_in_two_steps(const fs::path& staging, const fs::path& target) {
+  const auto aside = target.parent_path() /
+                     (".replaced-" + target.filename().string() + "-" + std::to_string(::getpid()));
+  if (std::rename(target.c_str(), aside.c_str()) != 0)
+    return replace_error(target, system_reason());
+  if (std::rename(staging.c_str(), target.c_str()) != 0) {
+    const auto why = system_reason();
+    std::rename(aside.c_str(), target.c_str());
+    return replace_error(target, why);
+  }
+  std::error_code ec;
+  fs::remove_all(aside, ec);
+  return Ok{};
+}
+
+// Moves the complete staging directory into place. A reinstall exchanges the two directories
+// in one rename (RENAME_EXCHANGE): at every instant the old or the new toolkit is in place.
+Status commit(const fs::path& staging, const fs::path& target, bool replace) {
+  std::error_code ec;
+  if (!replace || !fs::exists(target, ec)) {
+    if (std::rename(staging.c_str(), target.c_str()) != 0) {
+      return make_error(ErrorKind::failure,
+                        "cannot move the install into " + target.string() + ": " + system_reason());
+    }
+    return Ok{};
+  }
+  if (::renameat2(AT_FDCWD, staging.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
+    fs::remove_all(staging, ec);  // now the old prefix, out of sight
+    return Ok{};
+  }
+  if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+    return replace_error(target, system_reason());
+  return replace_in_two_steps(staging, target);
 }
 
 }  // namespace
@@ -165,31 +241,33 @@ void link_lib64(const fs::path& prefix) {
 
 Result<InstallOutcome> run_install(const InstallPlan& plan, const Store& store,
                                    const InstallSettings& settings, InstallObserver& observer) {
+  const InterruptGuard interrupt;
+  const auto what = "the install of " + plan.target.string();
   const auto parent = plan.target.parent_path();
   const auto name = plan.target.filename().string();
   auto lock =
       InstallLock::acquire(parent / (".lock-" + name), [&] { observer.waiting_for_lock(); });
+  if (const int signal = InterruptGuard::caught()) return interrupted_error(signal, what);
   if (!lock) return lock.error();
+  remove_stale_staging(parent, name);  // first: it may put back a prefix a killed run set aside
   std::error_code ec;
   if (fs::exists(plan.target / receipt_file_name, ec) && !settings.force) {
     if (auto receipt = read_receipt(plan.target); !receipt) return receipt.error();
     return InstallOutcome::already_installed;
   }
-  remove_stale_staging(parent, name);
   const auto staging = parent / (".staging-" + name + "-" + std::to_string(::getpid()));
-  fs::create_directories(staging, ec);
-  if (ec)
-    return make_error(ErrorKind::failure,
-                      "cannot create " + staging.string() + ": " + ec.message());
+  if (auto made = make_staging(staging); !made) return made.error();
   auto status = install_all(plan, store, staging, settings, observer);
-  if (status) {
-    link_lib64(staging);
-    write_version_json(staging, plan);
-    status = write_receipt(staging, receipt_of(plan));
-  }
+  if (status) status = finish_staging(staging, plan);
+  if (status && ::chmod(staging.c_str(), 0755) != 0)
+    status = make_error(ErrorKind::failure, "cannot set the mode of " + staging.string());
+  // A signal that arrived after the last chunk still cancels: nothing is committed.
+  if (const int signal = InterruptGuard::caught(); signal != 0 && status)
+    status = interrupted_error(signal, what);
   if (status) status = commit(staging, plan.target, settings.force);
   if (!status) {
     fs::remove_all(staging, ec);
+    if (const int signal = InterruptGuard::caught()) return interrupted_error(signal, what);
     return status.error();
   }
   return InstallOutcome::installed;

@@ -40,6 +40,8 @@ struct InstallObserver {
 struct InstallSettings {
   int jobs = 4;
   bool force = false;
+  // The bytes each archive may unpack to; 0: default_unpacked_cap() of its size.
+  std::uint64_t max_unpacked_bytes = 0;
   fetch::FetchOptions fetch;
 };
 

@@ -4,8 +4,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <ctime>
 #include <fstream>
+#include <sstream>
+#include <system_error>
 
 #include <nlohmann/json.hpp>
 #include <sys/file.h>
@@ -115,10 +118,44 @@ std::vector<Installed> list_store_dir(
 }  // namespace
 
 Status write_receipt(const fs::path& prefix, const Receipt& receipt) {
-  std::ofstream out(prefix / receipt_file_name);
-  out << to_json(receipt).dump(2) << '\n';
-  if (!out)
-    return make_error(ErrorKind::failure, "cannot write " + (prefix / receipt_file_name).string());
+  return write_new_file(prefix, receipt_file_name, to_json(receipt).dump(2) + "\n");
+}
+
+Status write_new_file(const fs::path& dir, const std::string& name, std::string_view content) {
+  const auto path = (dir / name).string();
+  const auto failed = [&](ErrorKind kind, const std::string& why) {
+    return make_error(kind, "cannot write " + path + ": " + why,
+                      kind == ErrorKind::integrity
+                          ? "an archive holds an entry of that name; nothing was installed"
+                          : "free space (or quota) where the cudaenv data root is, then run the "
+                            "command again");
+  };
+  const auto system_reason = [] {
+    return std::error_code(errno, std::generic_category()).message();
+  };
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dir_fd < 0) return failed(ErrorKind::failure, system_reason());
+  if (::unlinkat(dir_fd, name.c_str(), 0) != 0 && errno != ENOENT) {
+    const bool directory = errno == EISDIR;
+    const auto why = directory ? std::string("a directory is in the way") : system_reason();
+    ::close(dir_fd);
+    return failed(directory ? ErrorKind::integrity : ErrorKind::failure, why);
+  }
+  const int fd =
+      ::openat(dir_fd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  ::close(dir_fd);
+  if (fd < 0) return failed(ErrorKind::failure, system_reason());
+  while (!content.empty()) {
+    const auto written = ::write(fd, content.data(), content.size());
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) {
+      const auto why = written < 0 ? system_reason() : std::string("nothing written");
+      ::close(fd);
+      return failed(ErrorKind::failure, why);
+    }
+    content.remove_prefix(static_cast<size_t>(written));
+  }
+  if (::close(fd) != 0) return failed(ErrorKind::failure, system_reason());
   return Ok{};
 }
 
@@ -203,7 +240,15 @@ void remove_stale_staging(const fs::path& dir, const std::string& name) {
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const auto entry = it->path().filename().string();
+    // A replacement killed between its two renames (where the filesystem cannot exchange two
+    // directories in one step) left the old prefix aside and none in place: it comes back.
+    std::error_code exists_ec;
+    if (text::starts_with(entry, ".replaced-" + name + "-") && !fs::exists(dir / name, exists_ec)) {
+      fs::rename(it->path(), dir / name, exists_ec);
+      continue;
+    }
     if (text::starts_with(entry, ".staging-" + name + "-") ||
+        text::starts_with(entry, ".replaced-" + name + "-") ||
         text::starts_with(entry, ".old-" + name + "-")) {
       fs::remove_all(it->path(), ec);
     }

@@ -7,7 +7,13 @@ HTTP Range support, and fault injection read from a JSON file on every request:
     "/cuda/redist/z.tar.xz": {"status": 404},                    # answer with this status
     "/cuda/redist/s.tar.xz": {"stall_after": 1000, "stall_seconds": 5, "times": 1},
     "/cuda/redist/r.tar.xz": {"no_range": true},                  # ignore Range headers
-    "/cuda/redist/d.tar.xz": {"delay": 0.2} }                     # pause before each 64 KiB
+    "/cuda/redist/d.tar.xz": {"delay": 0.2},                      # pause before each 64 KiB
+    "/cuda/redist/e.tar.xz": {"extra": 1000},       # 1000 more bytes, announced in Content-Length
+    "/cuda/redist/": {"endless": true},             # after the body, zeros forever (~6 MB/s)
+    "/cuda/redist/m.json": {"trickle": 2048} }      # after the body, 2048 spaces a second forever
+
+"endless" and "trickle" answers carry no Content-Length and never end; they apply to files and
+directory indexes alike.
 
 "times" limits how many requests the fault applies to (default: all). Every request is appended
 to <faults file>.log as "METHOD PATH RANGE" so tests can see resumes happen.
@@ -68,9 +74,12 @@ class Handler(BaseHTTPRequestHandler):
         if not (local == ROOT or local.startswith(ROOT + os.sep)):
             return self.send_plain(403, "forbidden\n")
         if os.path.isdir(local):
-            return self.send_index(path, local)
+            return self.send_index(path, local, fault)
         if not os.path.isfile(local):
             return self.send_plain(404, "not found\n")
+        if "endless" in fault or "trickle" in fault or "extra" in fault:
+            with open(local, "rb") as f:
+                return self.send_unbounded(f.read(), fault)
         self.send_file(local, fault, head)
 
     def send_plain(self, status, body):
@@ -81,7 +90,29 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def send_index(self, path, local):
+    def send_unbounded(self, data, fault):
+        """The body, then what the fault adds: `extra` announced bytes, or filler that never ends."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        if "extra" in fault:
+            self.send_header("Content-Length", str(len(data) + fault["extra"]))
+        else:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        try:
+            self.wfile.write(data)
+            if "extra" in fault:
+                self.wfile.write(bytes(fault["extra"]))
+                return
+            while True:
+                self.wfile.write(b" " * fault["trickle"] if "trickle" in fault else bytes(CHUNK))
+                self.wfile.flush()
+                time.sleep(1 if "trickle" in fault else 0.01)
+        except (BrokenPipeError, ConnectionResetError):
+            return
+
+    def send_index(self, path, local, fault):
         if not path.endswith("/"):
             self.send_response(301)
             self.send_header("Location", path + "/")
@@ -92,6 +123,8 @@ class Handler(BaseHTTPRequestHandler):
                        f"{html.escape(n)}</a>\n" for n in sorted(os.listdir(local)))
         body = f"<html><head><title>Index of {html.escape(path)}</title></head><body><pre>\n{rows}</pre></body></html>\n"
         data = body.encode()
+        if "endless" in fault or "trickle" in fault:
+            return self.send_unbounded(data, fault)
         self.send_response(200)
         self.send_header("Content-Type", "text/html")
         self.send_header("Content-Length", str(len(data)))

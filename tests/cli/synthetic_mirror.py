@@ -40,7 +40,7 @@ def _add(tar, name, data=b"", mode=0o644, kind=tarfile.REGTYPE, linkname=""):
 
 def pack(top, entries, padding=0):
     """A .tar.xz whose entries sit below `top`/. entries: (path, bytes|str, mode) for files, or
-    dicts {"path", "kind": "symlink"|"hardlink"|"fifo"|"chardev"|"dir", "target"} and raw
+    dicts {"path", "kind": "symlink"|"hardlink"|"fifo"|"chardev"|"dir", "target", "mode"} and raw
     {"raw": name} entries that are not placed below `top`. `padding` adds incompressible bytes."""
     bio = io.BytesIO()
     with tarfile.open(fileobj=bio, mode="w:xz") as tar:
@@ -50,7 +50,7 @@ def pack(top, entries, padding=0):
                 name = entry["raw"] if "raw" in entry else f"{top}/{entry['path']}"
                 kind = {"symlink": tarfile.SYMTYPE, "hardlink": tarfile.LNKTYPE, "fifo": tarfile.FIFOTYPE,
                         "chardev": tarfile.CHRTYPE, "dir": tarfile.DIRTYPE, "file": tarfile.REGTYPE}[entry.get("kind", "file")]
-                _add(tar, name, entry.get("data", b"x"), 0o644, kind, entry.get("target", ""))
+                _add(tar, name, entry.get("data", b"x"), entry.get("mode", 0o644), kind, entry.get("target", ""))
             else:
                 path, data, mode = entry
                 _add(tar, f"{top}/{path}", data.encode() if isinstance(data, str) else data, mode)

@@ -88,7 +88,8 @@ std::string make_archive(const std::vector<Entry>& entries, Filter filter = Filt
 
 // Feeds `bytes` to extract in small chunks, as a download would.
 Result<install::ExtractStats> extract_bytes(const std::string& bytes, const fs::path& destination,
-                                            const std::string& component = "cuda_nvcc") {
+                                            const std::string& component = "cuda_nvcc",
+                                            std::uint64_t max_unpacked = 0) {
   size_t offset = 0;
   const install::ChunkSource source = [&]() -> Result<std::string_view> {
     const auto size = std::min<size_t>(1000, bytes.size() - offset);
@@ -96,7 +97,7 @@ Result<install::ExtractStats> extract_bytes(const std::string& bytes, const fs::
     offset += size;
     return chunk;
   };
-  return extract(source, {destination, "test.tar", component});
+  return extract(source, {destination, "test.tar", component, "share/licenses", max_unpacked});
 }
 
 std::string slurp(const fs::path& path) {
@@ -324,4 +325,53 @@ TEST_CASE("a failing source stops the extraction with the source's own error") {
   REQUIRE_FALSE(result.ok());
   CHECK(result.error().kind == ErrorKind::network);
   CHECK(result.error().message == "http://mirror/x.tar.xz: connection reset");
+}
+
+TEST_CASE("modes from the archive are sanitized: 0755 or 0644, no special bits") {
+  CHECK(install::sanitized_mode(AE_IFDIR, 01777) == 0755);
+  CHECK(install::sanitized_mode(AE_IFDIR, 0700) == 0755);
+  CHECK(install::sanitized_mode(AE_IFREG, 04755) == 0755);
+  CHECK(install::sanitized_mode(AE_IFREG, 02711) == 0755);
+  CHECK(install::sanitized_mode(AE_IFREG, 0100) == 0755);
+  CHECK(install::sanitized_mode(AE_IFREG, 0666) == 0644);
+  CHECK(install::sanitized_mode(AE_IFREG, 04600) == 0644);
+
+  TempDir tmp;
+  const auto archive = make_archive({dir_entry(top), dir_entry(top + "/share"),
+                                     Entry{top + "/share/sticky", "", AE_IFDIR, 01777, "", false},
+                                     file_entry(top + "/bin/suid", "#!/bin/sh\n", 04755),
+                                     file_entry(top + "/bin/world", "#!/bin/sh\n", 0777),
+                                     file_entry(top + "/include/world.h", "", 0666),
+                                     file_entry(top + "/lib/private.so", "elf", 0600)});
+  REQUIRE(extract_bytes(archive, tmp.path()));
+  const auto mode = [&](const char* path) {
+    struct stat st {};
+    REQUIRE(::lstat((tmp.path() / path).c_str(), &st) == 0);
+    return st.st_mode & 07777;
+  };
+  CHECK(mode("bin/suid") == 0755);
+  CHECK(mode("bin/world") == 0755);
+  CHECK(mode("include/world.h") == 0644);
+  CHECK(mode("lib/private.so") == 0644);
+  CHECK(mode("share/sticky") == 0755);
+}
+
+TEST_CASE("unpacked bytes are capped: a small archive of large entries stops at the cap") {
+  CHECK(install::default_unpacked_cap(1000) == std::uint64_t{1} << 30);
+  CHECK(install::default_unpacked_cap(std::uint64_t{100} << 20) == std::uint64_t{6400} << 20);
+  TempDir tmp;
+  const std::string zeros(1 << 20, '\0');
+  const auto archive =
+      make_archive({dir_entry(top), file_entry(top + "/a.bin", zeros),
+                    file_entry(top + "/b.bin", zeros), file_entry(top + "/c.bin", zeros)},
+                   Filter::xz);
+  CHECK(archive.size() < 10000);
+  REQUIRE(extract_bytes(archive, tmp.path() / "roomy", "cuda_nvcc", 4 << 20));
+  auto capped = extract_bytes(archive, tmp.path() / "capped", "cuda_nvcc", (2 << 20) + 10);
+  REQUIRE_FALSE(capped);
+  CHECK(capped.error().kind == ErrorKind::integrity);
+  CHECK(capped.error().message ==
+        "test.tar unpacks to more than 2097162 bytes, the cap for its size "
+        "(CUDAENV_MAX_UNPACKED_BYTES)");
+  CHECK_FALSE(fs::exists(tmp.path() / "capped" / "c.bin"));
 }
