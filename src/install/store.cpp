@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <ctime>
 #include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include <nlohmann/json.hpp>
