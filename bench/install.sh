@@ -3,21 +3,18 @@
 # work done with standard tools: every archive fetched with curl, piped through sha256sum and
 # `tar -xJ`, all archives in parallel; and the best serial pipeline. Prints the ratios.
 # The mirror is this machine's own CUDA toolkit (compiler, NVVM, runtime and the math libraries)
-# packed as NVIDIA packs its redist archives, cached in the build directory.
+# packed as NVIDIA packs its redist archives, cached in the build directory. With BENCH_QUICK=1
+# it is a small synthetic release instead (no nvcc needed) and each figure is one run.
 set -euo pipefail
+shopt -s inherit_errexit  # a failed step inside $(...) fails the benchmark, not just the step
 build_dir=$1
+quick=${BENCH_QUICK:-0}
 cudaenv="$build_dir/src/cudaenv"
 work="$build_dir/bench-install"
-mirror="$work/mirror-split"
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-
-nvcc=$(command -v nvcc || true)
-if [[ -z "$nvcc" ]]; then echo "bench install: no nvcc on PATH to pack; skipped"; exit 0; fi
-nvcc_version=$("$nvcc" --version | sed -n 's/.*release \([0-9.]*\), V\([0-9.]*\).*/\2/p')
-release="$(echo "$nvcc_version" | cut -d. -f1,2).0"
-manifest="$mirror/cuda/redist/redistrib_$release.json"
-prefix=$(dirname "$(dirname "$(readlink -f "$nvcc")")")
-libdir=$(readlink -f "$prefix/lib64")
+# shellcheck source=bench/needs.sh
+source "$repo/bench/needs.sh"
+mkdir -p "$work"
 
 # One archive per component, split the way NVIDIA splits a toolkit, packed with xz's default
 # preset (multi-threaded packing only to save time; decoding stays one stream per archive).
@@ -58,17 +55,50 @@ json.dump(doc, open(manifest, "w"), indent=4)
 PY
 }
 
-if [[ ! -f "$manifest" ]]; then
-  echo "packing the local toolkit into $mirror (once)..."
-  rm -rf "$mirror"
-  pack_mirror
+# Quick mode: three small components of incompressible bytes, built with the test suite's
+# synthetic mirror (archives packed exactly as NVIDIA packs them).
+synthetic_mirror() {
+  python3 - "$repo/tests/cli" "$mirror" "$release" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import synthetic_mirror as m
+mirror, release = sys.argv[2:]
+m.write_release(mirror, release, {
+    "cuda_nvcc": ("12.4.131", [("bin/nvcc", m.nvcc_script(release, "12.4.131"), 0o755)], 1 << 20),
+    "cuda_cudart": ("12.4.127", [("lib/libcudart.so.12", "elf", 0o644)], 1 << 20),
+    "cuda_cccl": ("12.4.127", [("include/cub/cub.cuh", "/* cub */\n", 0o644)], 1 << 18),
+})
+PY
+}
+
+if [[ $quick -eq 1 ]]; then
+  runs=1
+  release=12.4.1
+  mirror="$work/mirror-quick"
+  manifest="$mirror/cuda/redist/redistrib_$release.json"
+  if [[ ! -f "$manifest" ]]; then rm -rf "$mirror"; synthetic_mirror; fi
+else
+  runs=3
+  nvcc=$(command -v nvcc || true)
+  if [[ -z "$nvcc" ]]; then echo "bench install: no nvcc on PATH to pack; skipped (bench/run --quick needs none)"; exit 0; fi
+  nvcc_version=$("$nvcc" --version | sed -n 's/.*release \([0-9.]*\), V\([0-9.]*\).*/\2/p')
+  release="$(echo "$nvcc_version" | cut -d. -f1,2).0"
+  mirror="$work/mirror-split"
+  manifest="$mirror/cuda/redist/redistrib_$release.json"
+  prefix=$(dirname "$(dirname "$(readlink -f "$nvcc")")")
+  libdir=$(readlink -f "$prefix/lib64")
+  if [[ ! -f "$manifest" ]]; then
+    echo "packing the local toolkit into $mirror (once)..."
+    rm -rf "$mirror"
+    pack_mirror
+  fi
 fi
 
-faults=$(mktemp -d)/faults.json
+faults="$work/faults.json"
 echo '{}' > "$faults"
-coproc server { python3 "$repo/tests/cli/mirror_server.py" "$mirror" "$faults"; }
-read -r port <&"${server[0]}"
+coproc server { exec python3 "$repo/tests/cli/mirror_server.py" "$mirror" "$faults"; }
 trap 'kill $server_PID 2>/dev/null || true' EXIT
+read -r port <&"${server[0]}"
 base="http://127.0.0.1:$port"
 
 mapfile -t urls < <(python3 -c "
@@ -86,6 +116,7 @@ now() { date +%s%N; }
 ms() { echo $(( ($2 - $1) / 1000000 )); }
 
 pipeline() {  # one archive: download | hash | unpack, bytes flowing once
+  set -o pipefail
   local url=$1 dir=$2
   mkdir -p "$dir"
   curl -sf "$url" | tee >(sha256sum > "$dir.sha256") | tar -xJ -C "$dir" --strip-components=1
@@ -103,24 +134,44 @@ run_floor() {  # $1: parallelism
 }
 
 run_cudaenv() {
-  local root="$work/root"
+  local root="$work/root" log="$work/install.log"
   rm -rf "$root"
   local start end
   start=$(now)
-  CUDAENV_ROOT="$root" "$cudaenv" install "$release" --mirror "$base" --jobs "$jobs" >/dev/null
+  if ! CUDAENV_ROOT="$root" "$cudaenv" install "$release" --mirror "$base" --jobs "$jobs" >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "bench install: cudaenv install failed" >&2
+    return 1
+  fi
   end=$(now)
+  if [[ ! -f "$root/toolkits/$release/cudaenv-receipt.json" ]]; then
+    echo "bench install: cudaenv install left no receipt in $root/toolkits/$release" >&2
+    return 1
+  fi
   ms "$start" "$end"
 }
 
-median3() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+median_of() {  # N, then a timing function and its arguments: the median of N runs
+  local n=$1 i sample; shift
+  local samples=()
+  for ((i = 0; i < n; i++)); do sample=$("$@"); samples+=("$sample"); done
+  printf '%s\n' "${samples[@]}" | sort -n | sed -n "$(((n + 1) / 2))p"
+}
 
-echo "== install: $release, ${#urls[@]} archives, $((bytes / 1000000)) MB of xz, $jobs cores, mirror on 127.0.0.1"
-floor=$(median3 "$(run_floor "$jobs")" "$(run_floor "$jobs")" "$(run_floor "$jobs")")
-serial=$(median3 "$(run_floor 1)" "$(run_floor 1)" "$(run_floor 1)")
-ours=$(median3 "$(run_cudaenv)" "$(run_cudaenv)" "$(run_cudaenv)")
-printf '%-58s %8s ms\n' "curl | sha256sum | tar -xJ, all archives in parallel" "$floor"
-printf '%-58s %8s ms\n' "the same, one archive after another (serial)" "$serial"
-printf '%-58s %8s ms\n' "cudaenv install --jobs $jobs (cold cache)" "$ours"
-awk -v o="$ours" -v f="$floor" -v s="$serial" -v j="$jobs" 'BEGIN {
-  printf "ratios: cudaenv / parallel floor = %.2f (target <= 1.15); cudaenv / (serial / %d cores) = %.2f (target <= 1.00)\n",
-    o / f, j, o / (s / j) }'
+echo "== install: $release, ${#urls[@]} archives, $((bytes / 1000000)) MB of xz, $jobs cores, mirror on 127.0.0.1, median of $runs"
+if bench_tool curl curl && bench_tool xz xz-utils; then
+  floor=$(median_of "$runs" run_floor "$jobs")
+  serial=$(median_of "$runs" run_floor 1)
+  ours=$(median_of "$runs" run_cudaenv)
+  printf '%-58s %8s ms\n' "curl | sha256sum | tar -xJ, all archives in parallel" "$floor"
+  printf '%-58s %8s ms\n' "the same, one archive after another (serial)" "$serial"
+  printf '%-58s %8s ms\n' "cudaenv install --jobs $jobs (cold cache)" "$ours"
+  awk -v o="$ours" -v f="$floor" -v s="$serial" -v j="$jobs" 'BEGIN {
+    f = f > 0 ? f : 1; s = s > 0 ? s : 1
+    printf "ratios: cudaenv / parallel floor = %.2f (target <= 1.15); cudaenv / (serial / %d cores) = %.2f (target <= 1.00)\n",
+      o / f, j, o / (s / j) }'
+else
+  ours=$(median_of "$runs" run_cudaenv)
+  printf '%-58s %8s ms\n' "cudaenv install --jobs $jobs (cold cache)" "$ours"
+  echo "ratios: not measured (no curl or xz to build the floor with)"
+fi

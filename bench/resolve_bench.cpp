@@ -1,10 +1,11 @@
 // Times the resolver in-process: loading the compiled-in database, then each query of a fixed
 // set, many times over. Prints medians and maxima and each against the 10 ms budget.
-// Run through bench/run, never as part of the test suite.
+// Run through bench/run, never as part of the test suite. Usage: bench_resolve [RUNS] (200).
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -25,23 +26,39 @@ struct Query {
 std::optional<VersionSpec> spec(const char* text) { return VersionSpec::parse(text).value(); }
 Version v(const char* text) { return *Version::parse(text); }
 
+resolve::Target machine(const char* driver, std::vector<Version> gpus, const char* gcc = nullptr) {
+  resolve::Target target;
+  target.driver = v(driver);
+  target.gpus = std::move(gpus);
+  if (gcc != nullptr) target.gcc = v(gcc);
+  return target;
+}
+
+resolve::Request frameworks(const char* torch, const char* tensorflow = nullptr,
+                            const char* jax = nullptr) {
+  resolve::Request request;
+  request.torch = spec(torch);
+  if (tensorflow != nullptr) request.tensorflow = spec(tensorflow);
+  if (jax != nullptr) request.jax = spec(jax);
+  return request;
+}
+
+resolve::Request cuda(const char* text) {
+  resolve::Request request;
+  request.cuda = spec(text);
+  return request;
+}
+
 std::vector<Query> queries() {
   return {
       {"latest, no constraints", {}, {}},
-      {"driver 535 + sm_86", {v("535.104.05"), {v("8.6")}, v("12.2.0")}, {}},
-      {"torch 2.8 on sm_61",
-       {v("535.104.05"), {v("6.1")}, {}},
-       {std::nullopt, std::nullopt, spec("2.8")}},
-      {"torch latest + tensorflow latest",
-       {},
-       {std::nullopt, std::nullopt, spec("latest"), spec("latest")}},
-      {"torch + tensorflow + jax, 8 GPUs",
-       {v("580.95.05"), std::vector<Version>(8, v("9.0")), {}},
-       {std::nullopt, std::nullopt, spec("latest"), spec("latest"), spec("latest")}},
-      {"impossible: driver 470 + CUDA 12 (suggestions)", {v("470.82.01"), {}, {}}, {spec("12")}},
-      {"impossible: torch 2.4 + tensorflow 2.15 (suggestions)",
-       {},
-       {std::nullopt, std::nullopt, spec("2.4"), spec("2.15")}},
+      {"driver 535 + sm_86", machine("535.104.05", {v("8.6")}, "12.2.0"), {}},
+      {"torch 2.8 on sm_61", machine("535.104.05", {v("6.1")}), frameworks("2.8")},
+      {"torch latest + tensorflow latest", {}, frameworks("latest", "latest")},
+      {"torch + tensorflow + jax, 8 GPUs", machine("580.95.05", std::vector<Version>(8, v("9.0"))),
+       frameworks("latest", "latest", "latest")},
+      {"impossible: driver 470 + CUDA 12 (suggestions)", machine("470.82.01", {}), cuda("12")},
+      {"impossible: torch 2.4 + tensorflow 2.15 (suggestions)", {}, frameworks("2.4", "2.15")},
   };
 }
 
@@ -70,8 +87,8 @@ void report(const char* label, const std::vector<double>& samples) {
 
 }  // namespace
 
-int main() {
-  constexpr int runs = 200;
+int main(int argc, char** argv) {
+  const int runs = argc > 1 ? std::max(1, std::atoi(argv[1])) : 200;
   const auto load =
       time_runs(runs, [] { (void)manifest::load_database(manifest::embedded_manifests()); });
   report("load the compiled-in database", load);

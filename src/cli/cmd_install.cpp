@@ -4,9 +4,7 @@
 #include "cli/download_setup.hpp"
 #include "cli/progress.hpp"
 #include "cli/terminal.hpp"
-#include "core/paths.hpp"
-#include "install/remote.hpp"
-#include "manifest/load.hpp"
+#include "install/plan.hpp"
 
 namespace cudaenv::cli {
 
@@ -42,69 +40,13 @@ void report(const install::InstallPlan& plan, const Installed& done, const std::
               << '\n';
 }
 
-void warn_if_unknown(const Version& version, Context& context) {
-  auto db = manifest::load_default_database(paths::data_root(context.env));
-  if (!db) return;
-  const bool known = std::any_of(db->cuda_releases.begin(), db->cuda_releases.end(),
-                                 [&](const auto& r) { return r.version == version; });
-  if (!known) {
-    context.err << "cudaenv: warning: CUDA " << version.str()
+void warn_if_unknown(const install::ToolkitPlan& plan, Context& context) {
+  if (plan.unknown_to_database) {
+    context.err << "cudaenv: warning: CUDA " << plan.install.version
                 << " is newer than the compatibility database ("
-                << "revision " << db->revision
+                << "revision " << *plan.unknown_to_database
                 << "): its driver and GPU requirements are unknown\n";
   }
-}
-
-Result<install::InstallPlan> plan_toolkit(const InstallOptions& options, const DownloadSetup& setup,
-                                          const std::string& platform, Context& context) {
-  auto spec = VersionSpec::parse(options.spec);
-  if (!spec)
-    return make_error(ErrorKind::usage, "SPEC: " + spec.error().message, spec.error().hint);
-  auto version = choose_release(setup, "cuda", *spec);
-  if (!version) return version.error();
-  auto manifest =
-      install::fetch_manifest(setup.mirror, "cuda", *version, setup.store, setup.settings.fetch);
-  if (!manifest) return manifest.error();
-  warn_if_unknown(*version, context);
-  auto archives = install::select_cuda_components(*manifest, options.components, platform);
-  if (!archives) return archives.error();
-  return install::InstallPlan{"cuda",
-                              version->str(),
-                              platform,
-                              "",
-                              setup.mirror,
-                              setup.store.toolkits() / version->str(),
-                              std::move(*archives)};
-}
-
-// The newest cuDNN release matching the spec that has a build for this toolkit's CUDA major.
-Result<install::InstallPlan> plan_cudnn(const std::string& spec_text, int cuda_major,
-                                        const DownloadSetup& setup, const std::string& platform) {
-  auto spec = VersionSpec::parse(spec_text);
-  if (!spec)
-    return make_error(ErrorKind::usage, "--cudnn: " + spec.error().message, spec.error().hint);
-  auto offered = install::list_remote_versions(setup.mirror, "cudnn", setup.settings.fetch);
-  if (!offered) return offered.error();
-  const auto variant = "cuda" + std::to_string(cuda_major);
-  for (const auto& version : *offered) {
-    if (!spec->matches(version)) continue;
-    auto manifest =
-        install::fetch_manifest(setup.mirror, "cudnn", version, setup.store, setup.settings.fetch);
-    if (!manifest) return manifest.error();
-    auto archives = install::select_cudnn_components(*manifest, platform, variant);
-    if (!archives) continue;
-    return install::InstallPlan{"cudnn",
-                                version.str(),
-                                platform,
-                                variant,
-                                setup.mirror,
-                                setup.store.cudnn() / (version.str() + "-" + variant),
-                                std::move(*archives)};
-  }
-  return make_error(ErrorKind::not_found,
-                    "no cuDNN release matching \"" + spec->str() + "\" with a " + variant +
-                        " build on " + setup.mirror,
-                    "'cudaenv list-remote --cudnn' lists the cuDNN releases the mirror offers");
 }
 
 }  // namespace
@@ -112,22 +54,24 @@ Result<install::InstallPlan> plan_cudnn(const std::string& spec_text, int cuda_m
 Status run_install_command(const InstallOptions& options, Context& context) {
   // A mistyped --cudnn is reported before the toolkit is downloaded, not after.
   if (!options.cudnn.empty()) {
-    if (auto spec = VersionSpec::parse(options.cudnn); !spec) {
-      return make_error(ErrorKind::usage, "--cudnn: " + spec.error().message, spec.error().hint);
-    }
+    if (auto spec = install::parse_spec_flag(options.cudnn, "--cudnn"); !spec) return spec.error();
   }
   auto setup = download_setup(options.download, context);
   if (!setup) return setup.error();
   auto platform = install::detect_platform(context.sysroot);
   if (!platform) return platform.error();
-  auto plan = plan_toolkit(options, *setup, *platform, context);
-  if (!plan) return plan.error();
-  auto done = run_plan(*plan, *setup, options.force, context);
+  auto toolkit =
+      install::plan_toolkit({options.spec, options.components}, setup->source(), *platform);
+  if (!toolkit) return toolkit.error();
+  warn_if_unknown(*toolkit, context);
+  const auto& plan = toolkit->install;
+  auto done = run_plan(plan, *setup, options.force, context);
   if (!done) return done.error();
-  report(*plan, *done, "CUDA", context);
+  report(plan, *done, "CUDA", context);
   refresh_shims(context);
   if (options.cudnn.empty()) return Ok{};
-  auto cudnn = plan_cudnn(options.cudnn, Version::parse(plan->version)->major(), *setup, *platform);
+  auto cudnn = install::plan_cudnn(options.cudnn, Version::parse(plan.version)->major(),
+                                   setup->source(), *platform);
   if (!cudnn) return cudnn.error();
   auto cudnn_done = run_plan(*cudnn, *setup, options.force, context);
   if (!cudnn_done) return cudnn_done.error();

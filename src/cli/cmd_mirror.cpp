@@ -5,49 +5,15 @@
 #include "cli/progress.hpp"
 #include "cli/terminal.hpp"
 #include "install/mirror_create.hpp"
-#include "install/remote.hpp"
 
 namespace cudaenv::cli {
 
 namespace {
 
-Result<install::MirrorRelease> mirror_release(const std::string& product,
-                                              const std::string& spec_text,
-                                              const std::string& components,
-                                              const DownloadSetup& setup,
-                                              const std::string& platform) {
-  auto spec = VersionSpec::parse(spec_text);
-  if (!spec)
-    return make_error(ErrorKind::usage, "--" + product + ": " + spec.error().message,
-                      spec.error().hint);
-  auto version = choose_release(setup, product, *spec);
-  if (!version) return version.error();
-  std::string raw;
-  auto manifest = install::fetch_manifest(setup.mirror, product, *version, setup.store,
-                                          setup.settings.fetch, &raw);
-  if (!manifest) return manifest.error();
-  Result<std::vector<install::SelectedArchive>> archives =
-      product == "cuda" ? install::select_cuda_components(*manifest, components, platform)
-                        : install::select_cudnn_components(*manifest, platform, "");
-  if (product == "cudnn") {
-    // Every CUDA variant of the platform: the cluster's toolkits may span majors.
-    std::vector<install::SelectedArchive> all;
-    for (const auto& component : manifest->components) {
-      for (const auto& [key, file] : component.files) {
-        if (key == platform || key.rfind(platform + "/", 0) == 0) {
-          all.push_back({component.key, component.version ? component.version->str() : "", file});
-        }
-      }
-    }
-    archives = std::move(all);
-  }
-  if (!archives) return archives.error();
-  return install::MirrorRelease{product, *version, std::move(*archives), std::move(raw)};
-}
-
 Status mirror_one(const MirrorOptions& options, const std::string& product, const std::string& spec,
                   const DownloadSetup& setup, const std::string& platform, Context& context) {
-  auto release = mirror_release(product, spec, options.components, setup, platform);
+  auto release =
+      install::plan_mirror_release({product, spec, options.components}, setup.source(), platform);
   if (!release) return release.error();
   install::InstallPlan shown{product, release->version.str(), platform, "", setup.mirror,
                              {},      release->archives};

@@ -8,6 +8,7 @@
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "install/remote.hpp"
+#include "install/uninstall.hpp"
 #include "probe/toolkits.hpp"
 #include "project/selection.hpp"
 
@@ -170,9 +171,7 @@ Status run_uninstall(const StoreOptions& options, Context& context) {
                       "name the installed version exactly, e.g. 12.4.1 ('cudaenv list')");
   }
   const install::Store store{paths::data_root(context.env)};
-  auto lock = install::InstallLock::acquire(store.toolkits() / (".lock-" + version->str()), {});
-  if (!lock) return lock.error();
-  if (auto removed = install::uninstall_toolkit(store, *version); !removed) return removed.error();
+  if (auto removed = install::uninstall(store, *version); !removed) return removed.error();
   context.out << "removed CUDA " << version->str() << '\n';
   refresh_shims(context);
   return Ok{};

@@ -99,23 +99,4 @@ Result<DownloadSetup> download_setup(const DownloadFlags& flags, const Context& 
   return setup;
 }
 
-Result<Version> choose_release(const DownloadSetup& setup, const std::string& product,
-                               const VersionSpec& spec) {
-  auto offered = install::list_remote_versions(setup.mirror, product, setup.settings.fetch);
-  if (!offered) {
-    // No index (some mirrors serve files only): an exact release can still be fetched by name.
-    if (spec.is_exact_beyond(2)) {
-      if (auto exact = Version::parse(spec.str())) return *exact;
-    }
-    return offered.error();
-  }
-  if (auto best = spec.best_match(*offered)) return *best;
-  std::vector<std::string> newest;
-  for (size_t i = 0; i < offered->size() && i < 6; ++i) newest.push_back((*offered)[i].str());
-  return make_error(
-      ErrorKind::not_found,
-      "no " + product + " release matching \"" + spec.str() + "\" on " + setup.mirror,
-      "newest offered: " + text::join(newest, ", ") + " ('cudaenv list-remote' lists all)");
-}
-
 }  // namespace cudaenv::cli

@@ -1,6 +1,6 @@
 #pragma once
-// What every command that talks to a mirror shares: the flags, the mirror chosen from
-// --mirror / CUDAENV_MIRROR / config / NVIDIA's, the download settings, and picking a release.
+// What every command that talks to a mirror shares: the flags, and the mirror chosen from
+// --mirror / CUDAENV_MIRROR / config / NVIDIA's with the download settings.
 
 #include <string>
 
@@ -8,6 +8,7 @@
 
 #include "cli/context.hpp"
 #include "install/installer.hpp"
+#include "install/plan.hpp"
 #include "project/config.hpp"
 
 namespace cudaenv::cli {
@@ -26,13 +27,10 @@ struct DownloadSetup {
   install::Store store;
   install::InstallSettings settings;
   project::Config config;
+
+  install::ReleaseSource source() const { return {mirror, store, settings.fetch}; }
 };
 
 Result<DownloadSetup> download_setup(const DownloadFlags& flags, const Context& context);
-
-// The newest release of `product` on the mirror matching `spec`. When the mirror has no directory
-// index, an exact version (12.4.1) is still tried directly.
-Result<Version> choose_release(const DownloadSetup& setup, const std::string& product,
-                               const VersionSpec& spec);
 
 }  // namespace cudaenv::cli

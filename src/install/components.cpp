@@ -110,4 +110,19 @@ Result<std::vector<SelectedArchive>> select_cudnn_components(
   return archives;
 }
 
+Result<std::vector<SelectedArchive>> select_cudnn_all_variants(
+    const manifest::RedistManifest& manifest, const std::string& platform) {
+  std::vector<SelectedArchive> archives;
+  for (const auto& component : manifest.components) {
+    for (const auto& [key, file] : component.files) {
+      if (key == platform || text::starts_with(key, platform + "/"))
+        archives.push_back(selected(component, file));
+    }
+  }
+  if (archives.empty()) {
+    return make_error(ErrorKind::not_found, "this cuDNN release has no builds for " + platform);
+  }
+  return archives;
+}
+
 }  // namespace cudaenv::install

@@ -31,4 +31,10 @@ Result<std::vector<SelectedArchive>> select_cudnn_components(
     const manifest::RedistManifest& manifest, const std::string& platform,
     const std::string& variant);
 
+// Every cuDNN archive for the platform, whatever CUDA variant it is built for: what a mirror
+// serves, since the toolkits of the machines it serves may span CUDA majors. not_found when the
+// release has none for the platform.
+Result<std::vector<SelectedArchive>> select_cudnn_all_variants(
+    const manifest::RedistManifest& manifest, const std::string& platform);
+
 }  // namespace cudaenv::install

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
+#include "core/parallel.hpp"
 #include "install/extract.hpp"
 #include "install/interrupt.hpp"
 #include "install/remote.hpp"
@@ -19,26 +20,6 @@
 namespace cudaenv::install {
 
 namespace {
-
-// The first failure among parallel workers wins; the others stop at their next chunk.
-class FirstError {
- public:
-  void set(Error error) {
-    std::lock_guard lock(mutex_);
-    if (!error_) error_ = std::move(error);
-    failed_ = true;
-  }
-  bool failed() const { return failed_; }
-  std::optional<Error> get() const {
-    std::lock_guard lock(mutex_);
-    return error_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::optional<Error> error_;
-  std::atomic<bool> failed_{false};
-};
 
 fs::path cache_file(const Store& store, const SelectedArchive& archive) {
   return store.downloads() / fs::path(archive.file.relative_path).filename();
@@ -105,23 +86,10 @@ Status install_archive(const InstallPlan& plan, size_t index, const Store& store
 
 Status install_all(const InstallPlan& plan, const Store& store, const fs::path& staging,
                    const InstallSettings& settings, InstallObserver& observer) {
-  FirstError first;
-  std::atomic<size_t> next_index{0};
-  const auto worker = [&] {
-    for (size_t i = next_index++; i < plan.archives.size() && !first.failed(); i = next_index++) {
-      if (auto status = install_archive(plan, i, store, staging, settings, observer, first);
-          !status) {
-        first.set(status.error());
-      }
-    }
-  };
-  const auto threads = std::max<size_t>(
-      1, std::min<size_t>(static_cast<size_t>(std::max(settings.jobs, 1)), plan.archives.size()));
-  std::vector<std::thread> pool;
-  for (size_t i = 0; i < threads; ++i) pool.emplace_back(worker);
-  for (auto& thread : pool) thread.join();
-  if (auto error = first.get()) return *error;
-  return Ok{};
+  return for_each_in_parallel(
+      plan.archives.size(), settings.jobs, [&](size_t index, const FirstError& first) {
+        return install_archive(plan, index, store, staging, settings, observer, first);
+      });
 }
 
 Receipt receipt_of(const InstallPlan& plan) {

@@ -1,14 +1,11 @@
 #include "install/mirror_create.hpp"
 
-#include <atomic>
 #include <fstream>
-#include <mutex>
-#include <optional>
 #include <set>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "core/parallel.hpp"
 #include "install/remote.hpp"
 
 namespace cudaenv::install {
@@ -57,31 +54,32 @@ Status mirror_archive(const fs::path& redist, const std::string& upstream,
 
 }  // namespace
 
+Result<MirrorRelease> plan_mirror_release(const MirrorRequest& request, const ReleaseSource& source,
+                                          const std::string& platform) {
+  auto spec = parse_spec_flag(request.spec, "--" + request.product);
+  if (!spec) return spec.error();
+  auto version = choose_release(source, request.product, *spec);
+  if (!version) return version.error();
+  std::string raw;
+  auto manifest =
+      fetch_manifest(source.mirror, request.product, *version, source.store, source.fetch, &raw);
+  if (!manifest) return manifest.error();
+  auto archives = request.product == "cuda"
+                      ? select_cuda_components(*manifest, request.components, platform)
+                      : select_cudnn_all_variants(*manifest, platform);
+  if (!archives) return archives.error();
+  return MirrorRelease{request.product, *version, std::move(*archives), std::move(raw)};
+}
+
 Status create_mirror_release(const fs::path& dir, const std::string& upstream,
                              const MirrorRelease& release, const InstallSettings& settings,
                              InstallObserver& observer) {
   const auto redist = dir / release.product / "redist";
-  std::mutex mutex;
-  std::optional<Error> first_error;
-  std::atomic<size_t> next_index{0};
-  const auto worker = [&] {
-    for (size_t i = next_index++; i < release.archives.size(); i = next_index++) {
-      {
-        std::lock_guard lock(mutex);
-        if (first_error) return;
-      }
-      if (auto status = mirror_archive(redist, upstream, release, i, settings, observer); !status) {
-        std::lock_guard lock(mutex);
-        if (!first_error) first_error = status.error();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  const auto threads =
-      std::min<size_t>(static_cast<size_t>(std::max(settings.jobs, 1)), release.archives.size());
-  for (size_t i = 0; i < threads; ++i) pool.emplace_back(worker);
-  for (auto& thread : pool) thread.join();
-  if (first_error) return *first_error;
+  auto copied = for_each_in_parallel(
+      release.archives.size(), settings.jobs, [&](size_t index, const FirstError&) {
+        return mirror_archive(redist, upstream, release, index, settings, observer);
+      });
+  if (!copied) return copied.error();
   // The manifest goes last: a mirror never lists a release whose archives are not all there.
   return write_filtered_manifest(redist / ("redistrib_" + release.version.str() + ".json"),
                                  release);

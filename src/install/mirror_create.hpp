@@ -10,6 +10,7 @@
 #include "core/version.hpp"
 #include "install/components.hpp"
 #include "install/installer.hpp"
+#include "install/plan.hpp"
 
 namespace cudaenv::install {
 
@@ -19,6 +20,20 @@ struct MirrorRelease {
   std::vector<SelectedArchive> archives;
   std::string manifest_json;  // as the upstream served it
 };
+
+// One product of `cudaenv mirror create`: --cuda SPEC [--components ...] or --cudnn SPEC.
+struct MirrorRequest {
+  std::string product;  // "cuda" or "cudnn"
+  std::string spec;
+  std::string components = "full";  // CUDA only: minimal, full or a comma-separated list
+};
+
+// Chooses the release, fetches its manifest (kept as served) and selects what to copy: the CUDA
+// components asked for, or every cuDNN archive for the platform whatever its CUDA variant (the
+// machines a mirror serves may run toolkits of several CUDA majors). A malformed spec is a usage
+// error naming --cuda or --cudnn.
+Result<MirrorRelease> plan_mirror_release(const MirrorRequest& request, const ReleaseSource& source,
+                                          const std::string& platform);
 
 // Writes <dir>/<product>/redist/redistrib_<v>.json (listing only the mirrored components) and
 // every archive at its relative path, each checked against its sha256 (a mismatch removes the
