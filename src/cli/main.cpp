@@ -4,9 +4,13 @@
 #include "cli/app.hpp"
 #include "cli/terminal.hpp"
 #include "core/paths.hpp"
+#include "core/process.hpp"
 
 int main(int argc, char** argv) {
   using namespace cudaenv;
+  // Once, before anything runs: a closed pipe (a child gone, `| head`) is an EPIPE error, not
+  // death.
+  ignore_broken_pipe_signal();
   try {
     const auto env = Environment::from_process();
     SystemProcessRunner runner;
