@@ -12,6 +12,7 @@
 #include "cli/app.hpp"
 #include "cli/terminal.hpp"
 #include "core/paths.hpp"
+#include "core/process.hpp"
 #include "core/text.hpp"
 
 namespace {
@@ -37,6 +38,9 @@ int run_full_program(char** argv) {
 
 int main(int argc, char** argv) {
   using namespace cudaenv;
+  // Once, before anything runs: a closed pipe (a child gone, `| head`) is an EPIPE error, not
+  // death.
+  ignore_broken_pipe_signal();
   if (!cli::is_activation_command(argc, argv)) return run_full_program(argv);
   try {
     auto env = Environment::from_process();

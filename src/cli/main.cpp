@@ -4,12 +4,16 @@
 #include "cli/app.hpp"
 #include "cli/terminal.hpp"
 #include "core/paths.hpp"
+#include "core/process.hpp"
 #include "core/text.hpp"
 #include "install/extract.hpp"
 
 int main(int argc, char** argv) {
   using namespace cudaenv;
-  install::restrict_process_umask();  // once, before any thread: extraction never races it
+  // Once, before anything runs: a closed pipe (a child gone, `| head`) is an EPIPE error, not
+  // death; and the umask is set before any thread, so extraction never races it.
+  ignore_broken_pipe_signal();
+  install::restrict_process_umask();
   try {
     const auto env = Environment::from_process();
     SystemProcessRunner runner;

@@ -49,7 +49,9 @@ struct Runner {
       const auto equals = variable.find('=');
       environment[variable.substr(0, equals)] = variable.substr(equals + 1);
     }
-    return Command{argv, environment, command_timeout, step_command.input};
+    // sudo may ask for a password on the terminal, which it can only do in our process group.
+    const bool through_sudo = step_command.privileged && !setup.as_root;
+    return Command{argv, environment, command_timeout, step_command.input, through_sudo};
   }
 
   bool already_done(const Step& step) const {
