@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   // Once, before anything runs: a closed pipe (a child gone, `| head`) is an EPIPE error, not
   // death; and the umask is set before any thread, so extraction never races it.
   ignore_broken_pipe_signal();
+  stop_children_on_interrupt();  // children lead their own groups: Ctrl-C does not reach them
   install::restrict_process_umask();
   try {
     const auto env = Environment::from_process();

@@ -315,6 +315,28 @@ void ignore_broken_pipe_signal() {
   ::sigaction(SIGPIPE, &ignore, nullptr);
 }
 
+namespace {
+
+extern "C" void stop_children_then_die(int signal) {
+  terminate_running_children();
+  ::signal(signal, SIG_DFL);  // async-signal-safe; then die of the signal as before
+  ::raise(signal);
+}
+
+}  // namespace
+
+void stop_children_on_interrupt() {
+  for (const int signal : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction previous {};
+    ::sigaction(signal, nullptr, &previous);
+    if (previous.sa_handler == SIG_IGN) continue;  // a job started with the signal ignored
+    struct sigaction action {};
+    action.sa_handler = stop_children_then_die;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(signal, &action, nullptr);
+  }
+}
+
 std::optional<std::string> find_in_path(const std::string& name, const std::string& search_path,
                                         const std::vector<std::string>& skip) {
   std::vector<std::string> skipped;

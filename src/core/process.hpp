@@ -63,6 +63,11 @@ void terminate_running_children() noexcept;
 // EPIPE instead of killing the program. Children (run() and replace_process) get the default back.
 void ignore_broken_pipe_signal();
 
+// Called once at the start of a program that runs children: SIGINT, SIGTERM and SIGHUP first stop
+// every running child's process group (terminate_running_children), then end the program as the
+// signal would have. Signals the parent set to be ignored stay ignored.
+void stop_children_on_interrupt();
+
 // The first executable regular file called `name` in the ':'-separated `search_path` (an empty
 // entry is the current directory), skipping the directories in `skip`; nullopt when none.
 std::optional<std::string> find_in_path(const std::string& name, const std::string& search_path,

@@ -3,6 +3,8 @@
 #include <atomic>
 #include <string>
 
+#include "core/process.hpp"
+
 namespace cudaenv::install {
 
 namespace {
@@ -10,7 +12,10 @@ namespace {
 std::atomic<int> caught_signal{0};
 static_assert(std::atomic<int>::is_always_lock_free, "the handler may only touch lock-free state");
 
-extern "C" void record_signal(int signal) { caught_signal.store(signal); }
+extern "C" void record_signal(int signal) {
+  caught_signal.store(signal);
+  terminate_running_children();  // none during an install today; never leave one behind
+}
 
 void catch_signal(int signal, struct sigaction& previous) {
   ::sigaction(signal, nullptr, &previous);

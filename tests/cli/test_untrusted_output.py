@@ -39,7 +39,8 @@ def a_hostile_cuda_value_is_shown_escaped_by_every_command(tmp):
     for args in (["current"], ["env", "--shell", "bash"], ["exec", "--", "true"], ["which", "nvcc"],
                  ["hook-env", "--shell", "bash"]):
         proc = cudaenv(args, env, project)
-        check(args == ["hook-env", "--shell", "bash"] or proc.returncode == 1,
+        # A .cudaenv holding a bad value is a usage error (exit 2); the hook only reports it.
+        check(args == ["hook-env", "--shell", "bash"] or proc.returncode == 2,
               f"{args}: exit {proc.returncode}")
         assert_escaped(proc, f"cudaenv {' '.join(args)}")
     # The file written raw (a bare version line): the same.
@@ -55,7 +56,7 @@ def a_hostile_key_name_is_shown_escaped(tmp):
     (project / ".cudaenv").write_text(f'cuda = "12.1"\n[frameworks]\n"{toml_escaped(key)}" = "bogus spec"\n')
     env = clean_env(tmp, CUDAENV_ROOT=tmp / "root")
     proc = cudaenv(["current"], env, project)
-    check(proc.returncode == 1, f"exit {proc.returncode}: {proc.stderr!r}")
+    check(proc.returncode == 2, f"exit {proc.returncode}: {proc.stderr!r}")
     check(b"\xc2\x9b" not in proc.stderr, f"the C1 CSI reached the terminal: {proc.stderr!r}")
     assert_escaped(proc, "a key name with escapes")
     check(b"\\xc2\\x9b" in proc.stderr, f"the C1 control is shown escaped: {proc.stderr!r}")
@@ -68,7 +69,7 @@ def a_huge_value_is_cut(tmp):
     (project / ".cudaenv").write_text('cuda = "' + "A" * 60000 + '"\n')
     env = clean_env(tmp, CUDAENV_ROOT=tmp / "root")
     proc = cudaenv(["current"], env, project)
-    check(proc.returncode == 1, f"exit {proc.returncode}")
+    check(proc.returncode == 2, f"exit {proc.returncode}")
     check(len(proc.stderr) < 4096, f"a 60 KB value printed in full: {len(proc.stderr)} bytes of stderr")
     check(b"A" * 100 in proc.stderr, f"the start of the value is still shown: {proc.stderr[:300]!r}")
 

@@ -1,12 +1,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <sstream>
 #include <thread>
 
 #include <doctest/doctest.h>
+#include <sys/wait.h>
 
 #include "core/process.hpp"
 
@@ -229,4 +231,34 @@ TEST_CASE("terminate_running_children stops a child's whole group, as a Ctrl-C h
   REQUIRE(result.ok());
   CHECK_FALSE(result->timed_out);
   CHECK(result->exit_code == 128 + SIGTERM);
+}
+
+TEST_CASE("Ctrl-C stops the running children too, then ends the program as SIGINT would") {
+  const auto pid_file =
+      std::filesystem::temp_directory_path() / ("cudaenv-interrupt-" + std::to_string(::getpid()));
+  std::filesystem::remove(pid_file);
+  const pid_t program = ::fork();
+  REQUIRE(program >= 0);
+  if (program == 0) {  // the program: its child leads a group of its own, out of Ctrl-C's reach
+    stop_children_on_interrupt();
+    SystemProcessRunner runner;
+    (void)runner.run({{"/bin/sh", "-c", "echo $$ > '" + pid_file.string() + "'; exec sleep 120"},
+                      std::nullopt,
+                      std::chrono::milliseconds(120000)});
+    ::_exit(0);
+  }
+  std::string child;
+  const auto until = Clock::now() + std::chrono::seconds(60);
+  while (child.empty() && Clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::ifstream(pid_file) >> child;
+  }
+  REQUIRE_FALSE(child.empty());
+  ::kill(program, SIGINT);
+  int status = 0;
+  REQUIRE(::waitpid(program, &status, 0) == program);
+  std::filesystem::remove(pid_file);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGINT);
+  CHECK(gone_within(child, std::chrono::seconds(30)));
 }
