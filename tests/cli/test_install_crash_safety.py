@@ -77,6 +77,11 @@ def a_full_disk_during_extraction_fails_the_install_and_leaves_nothing(tmp):
 
 # 6. `install --force` keeps a toolkit in place at every instant.
 
+def strace_usable():
+    """strace is installed and may trace here (a container can forbid ptrace)."""
+    return bool(shutil.which("strace")) and subprocess.run(["strace", "-o", "/dev/null", "true"]).returncode == 0
+
+
 def rename_pauses(log):
     """Lines of the strace log for rename calls held back by the injected delay."""
     return [line for line in (log.read_text().splitlines() if log.exists() else []) if "(DELAYED)" in line]
@@ -102,7 +107,7 @@ def traced_force_install(tmp, url, env, kill_at_pause):
 
 @case
 def a_kill_at_any_instant_of_a_forced_reinstall_leaves_a_working_toolkit(tmp):
-    if not shutil.which("strace") or subprocess.run(["strace", "-o", "/dev/null", "true"]).returncode != 0:
+    if not strace_usable():
         print("skipped: strace (to hold the install at its renames) is not usable here")
         return
     toolkit_release(tmp / "mirror", "12.4.1", "12.4.131")
@@ -133,7 +138,7 @@ def a_kill_at_any_instant_of_a_forced_reinstall_leaves_a_working_toolkit(tmp):
 
 @case
 def a_failed_swap_keeps_the_old_toolkit(tmp):
-    if not shutil.which("strace") or subprocess.run(["strace", "-o", "/dev/null", "true"]).returncode != 0:
+    if not strace_usable():
         print("skipped: strace (to make the swap fail) is not usable here")
         return
     toolkit_release(tmp / "mirror", "12.4.1", "12.4.131")
