@@ -14,6 +14,7 @@
 #include <openssl/evp.h>
 #include <sys/file.h>
 
+#include "core/umask_lock.hpp"
 #include "fetch/curl_common.hpp"
 
 namespace cudaenv::fetch {
@@ -261,21 +262,28 @@ struct ResumableStream::State {
 
   Status open_cache() {
     std::error_code ec;
-    fs::create_directories(cache_path.parent_path(), ec);
-    // Installs of different versions can share an archive: one process at a time appends to a
-    // cache file; the next one then replays it whole.
-    if (options.lock_cache_file) {
-      const auto lock_path = cache_path.string() + ".lock";
-      lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-      if (lock_fd >= 0) ::flock(lock_fd, LOCK_EX);
+    {
+      // Archives download beside extractions on other threads (core/umask_lock.hpp).
+      const std::lock_guard creating(umask_lock());
+      fs::create_directories(cache_path.parent_path(), ec);
+      // Installs of different versions can share an archive: one process at a time appends to
+      // a cache file; the next one then replays it whole.
+      if (options.lock_cache_file) {
+        const auto lock_path = cache_path.string() + ".lock";
+        lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+      }
     }
+    if (lock_fd >= 0) ::flock(lock_fd, LOCK_EX);
     const auto existing = fs::exists(cache_path, ec) ? fs::file_size(cache_path, ec) : 0;
     if (expected > 0 && existing > expected) fs::remove(cache_path, ec);  // not a prefix of it
     if (fs::exists(cache_path, ec)) {
       replay.open(cache_path, std::ios::binary);
       replaying = replay.is_open();
     }
-    out = std::fopen(cache_path.c_str(), "ab");
+    {
+      const std::lock_guard creating(umask_lock());
+      out = std::fopen(cache_path.c_str(), "ab");
+    }
     if (out == nullptr) {
       return make_error(ErrorKind::failure, "cannot write " + cache_path.string(),
                         "check the permissions of the cudaenv data root");

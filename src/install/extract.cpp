@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "core/text.hpp"
+#include "core/umask_lock.hpp"
 
 namespace cudaenv::install {
 
@@ -125,12 +126,16 @@ Error over_cap(const ExtractOptions& options) {
                     "the archive is corrupt or hostile; nothing was installed");
 }
 
-// archive_write_disk_new() reads the umask by setting it to 0 and back: two at once could read
-// each other's 0 and create the parent directories they make world-writable.
+// archive_write_disk_new() and every archive_write_header() read the umask by setting it to 0
+// and back (see core/umask_lock.hpp).
 ArchivePtr new_disk_writer() {
-  static std::mutex mutex;
-  std::lock_guard lock(mutex);
+  const std::lock_guard lock(umask_lock());
   return ArchivePtr(archive_write_disk_new(), archive_write_free);
+}
+
+int write_header(struct archive* out, struct archive_entry* entry) {
+  const std::lock_guard lock(umask_lock());
+  return archive_write_header(out, entry);
 }
 
 Status copy_data(struct archive* in, struct archive* out, const std::string& path,
@@ -235,7 +240,10 @@ class Extraction {
     // The link check walks every component of the (absolute) target paths: resolve links in
     // the destination itself first, or a data root under a linked home would be refused.
     std::error_code ec;
-    fs::create_directories(options_.destination, ec);
+    {
+      const std::lock_guard lock(umask_lock());
+      fs::create_directories(options_.destination, ec);
+    }
     const auto given = options_.destination;
     options_.destination = fs::canonical(given, ec);
     if (ec)
@@ -262,7 +270,7 @@ class Extraction {
       declared_ += static_cast<std::uint64_t>(std::max<la_int64_t>(0, archive_entry_size(entry)));
       if (declared_ > options_.max_unpacked_bytes) return over_cap(options_);
     }
-    if (archive_write_header(out_.get(), entry) < ARCHIVE_WARN)
+    if (write_header(out_.get(), entry) < ARCHIVE_WARN)
       return write_error("create", full, out_.get());
     if (archive_entry_size(entry) > 0) {
       if (auto copied = copy_data(in_.get(), out_.get(), full, options_, stats_); !copied)
