@@ -47,6 +47,7 @@ Result<resolve::Request> build_request(const ResolveOptions& options) {
     if (!spec) return spec.error();
     request.*flags[i].second = *spec;
   }
+  request.include_unchecked = options.include_unchecked;
   return request;
 }
 
@@ -131,10 +132,12 @@ json to_json(const resolve::Resolution& resolution, const TargetReport& report) 
                    {"minor_compat_floor", nullptr}};
   out["frameworks"] = json::array();
   out["warnings"] = json::array();
+  out["unconfirmed"] = json::array();
   if (resolution.ok()) {
     const auto& best = resolution.best();
     out["cuda"] = {{"version", best.cuda->version.str()},
-                   {"driver_mode", resolve::to_string(best.driver.mode)}};
+                   {"driver_mode", resolve::to_string(best.driver.mode)},
+                   {"checked", !best.unchecked}};
     if (best.cudnn)
       out["cudnn"] = {{"version", best.cudnn->version.str()},
                       {"full_version", best.cudnn->full_version.str()}};
@@ -147,12 +150,17 @@ json to_json(const resolve::Resolution& resolution, const TargetReport& report) 
                                    {"install", f.install}});
     }
     out["warnings"] = best.warnings;
+    for (const auto& fact : best.unconfirmed) {
+      out["unconfirmed"].push_back(
+          {{"fact", fact.fact}, {"confidence", fact.confidence}, {"basis", fact.basis}});
+    }
   }
   json rejected = json::array();
   for (const auto& r : resolution.rejected)
     rejected.push_back({{"candidate", r.candidate}, {"reason", r.reason}});
   out["rejected"] = rejected;
   out["suggestions"] = resolution.suggestions;
+  out["unchecked_skipped"] = resolution.unchecked_skipped;
   out["notes"] = report.notes;
   return out;
 }
@@ -170,6 +178,12 @@ class ResolvePrinter {
       row("Result", styled("no compatible set", Tone::bad, colour_));
     }
     for (const auto& note : report.notes) row("Note", styled(note, Tone::dim, colour_));
+    if (!resolution.unchecked_skipped.empty()) {
+      row("Note", styled("left out, driver floor unknown: CUDA " +
+                             text::join(resolution.unchecked_skipped, ", ") +
+                             " (--include-unchecked considers them)",
+                         Tone::dim, colour_));
+    }
     print_rejections(resolution);
     for (const auto& suggestion : resolution.suggestions) row("Suggest", suggestion);
     if (verbose_ && resolution.solutions.size() > 1) {
@@ -213,6 +227,7 @@ class ResolvePrinter {
     std::string cuda = best.cuda->version.str();
     if (best.driver.full_minimum) cuda += "  driver >= " + best.driver.full_minimum->str();
     cuda += "  [" + std::string(resolve::to_string(best.driver.mode)) + "]";
+    if (best.unchecked) cuda += "  (unchecked release)";
     row("CUDA", styled(cuda, Tone::good, colour_));
     if (best.cudnn)
       row("cuDNN", best.cudnn->version.str() + " (" + best.cudnn->full_version.str() + ")");
@@ -221,6 +236,10 @@ class ResolvePrinter {
                       styled(f.install, Tone::dim, colour_));
     }
     for (const auto& warning : best.warnings) row("Warning", styled(warning, Tone::warn, colour_));
+    for (const auto& fact : best.unconfirmed) {
+      row("Unverified",
+          styled(fact.fact + " is " + fact.confidence + ": " + fact.basis, Tone::warn, colour_));
+    }
   }
 
   void print_rejections(const resolve::Resolution& resolution) {
@@ -303,6 +322,8 @@ void add_resolve_command(CLI::App& app, Context& context, Outcome& outcome) {
                       "Resolve for a GPU of this compute capability (8.9 or sm_89); repeatable");
   command->add_option("--gcc", options->gcc, "Host gcc version to check against");
   command->add_flag("--no-detect", options->no_detect, "Do not probe this machine");
+  command->add_flag("--include-unchecked", options->include_unchecked,
+                    "Also consider CUDA releases whose driver floor is not known");
   command->add_flag("--json", options->json, "Print the answer as JSON");
   command->add_flag("--verbose,-v", options->verbose,
                     "Show every candidate considered and why it fell");

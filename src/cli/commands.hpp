@@ -30,6 +30,7 @@ struct ResolveOptions {
   bool no_detect = false;
   bool json = false;
   bool verbose = false;
+  bool include_unchecked = false;
 };
 // Exit code 0 with a set, 4 when nothing fits (in outcome); errors for bad flags and unknown
 // versions.

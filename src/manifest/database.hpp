@@ -14,16 +14,23 @@ namespace cudaenv::manifest {
 
 struct Provenance {
   std::vector<std::string> sources;  // keys of Database::sources
-  std::string confidence;            // "high", "medium" or "unconfirmed"
+  std::string confidence;            // "high", "medium", "inferred" or "unconfirmed"
   std::string note;
+  std::string basis;  // for "inferred"/"unconfirmed": what the value rests on
+
+  // True when no primary source states the record's facts: answers resting on it say so.
+  bool unconfirmed() const { return confidence == "inferred" || confidence == "unconfirmed"; }
 };
 
 struct CudaRelease {
   Version version;                    // 12.4.1
   std::string label;                  // "12.4 Update 1"
-  std::optional<Version> min_driver;  // Linux x86_64 driver for full support
+  std::optional<Version> min_driver;  // Linux x86_64 driver for full support; nullopt: unknown
   std::optional<Version> nvcc;        // the cuda_nvcc component's version
   Provenance provenance;
+  // A release the redist index lists but whose driver floor is not known: the resolver offers
+  // it only when asked to (--include-unchecked).
+  bool unchecked() const { return !min_driver.has_value(); }
 };
 
 // Minor-version compatibility of a major family (12.x runs on any driver >= 525.60.13).
@@ -76,6 +83,7 @@ struct PytorchVariant {
   std::optional<std::vector<Version>> sass;  // compiled architectures; nullopt: not known
   std::vector<Version> ptx;
   std::string arch_source;
+  Provenance provenance;  // the variant's own confidence and basis, where they differ
 };
 
 struct PytorchRelease {

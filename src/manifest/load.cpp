@@ -102,7 +102,7 @@ class FieldReader {
 
   Provenance provenance(const toml::table& table) {
     return Provenance{strings(table, "sources"), text(table, "confidence", false),
-                      text(table, "note", false)};
+                      text(table, "note", false), text(table, "basis", false)};
   }
 
   void fail(const toml::table& where, const std::string& key, const std::string& problem) {
@@ -129,12 +129,50 @@ void for_each_table(const toml::table& root, const char* key, Fn&& read_one) {
   }
 }
 
+// The generated `[[redist]]` rows (scripts/update-db) complete the hand-written releases: a
+// release NVIDIA lists but nobody has sourced a driver floor for is kept, without one.
+void merge_cuda_redist(const toml::table& root, FieldReader& r, Database& db) {
+  for_each_table(root, "redist", [&](const toml::table& t) {
+    const auto version = r.required_version(t, "version");
+    const auto nvcc = r.version(t, "nvcc", false);
+    const auto it = std::find_if(db.cuda_releases.begin(), db.cuda_releases.end(),
+                                 [&](const CudaRelease& c) { return c.version == version; });
+    if (it != db.cuda_releases.end()) {
+      if (!it->nvcc) it->nvcc = nvcc;
+      return;
+    }
+    db.cuda_releases.push_back(
+        {version, r.text(t, "release_label", false), std::nullopt, nvcc,
+         Provenance{{"MAN"}, "unconfirmed", "", "listed in NVIDIA's redist index only"}});
+  });
+}
+
+void merge_cudnn_redist(const toml::table& root, FieldReader& r, Database& db) {
+  for_each_table(root, "redist", [&](const toml::table& t) {
+    CudnnRelease release{r.required_version(t, "version"),
+                         r.required_version(t, "full_version"),
+                         {},
+                         Provenance{{"MAN"}, "high", "", ""}};
+    for (const auto& major : r.strings(t, "cuda_variants"))
+      release.cuda_majors.push_back(r.major(t, major));
+    const auto it =
+        std::find_if(db.cudnn_releases.begin(), db.cudnn_releases.end(),
+                     [&](const CudnnRelease& c) { return c.version == release.version; });
+    if (it == db.cudnn_releases.end()) {
+      db.cudnn_releases.push_back(std::move(release));
+    } else if (it->cuda_majors.empty()) {
+      it->cuda_majors = release.cuda_majors;
+    }
+  });
+}
+
 void read_cuda(const toml::table& root, FieldReader& r, Database& db) {
   for_each_table(root, "release", [&](const toml::table& t) {
     db.cuda_releases.push_back({r.required_version(t, "version"), r.text(t, "label", false),
                                 r.version(t, "min_driver", false), r.version(t, "nvcc", false),
                                 r.provenance(t)});
   });
+  merge_cuda_redist(root, r, db);
   for_each_table(root, "family", [&](const toml::table& t) {
     db.cuda_families.push_back(
         {r.integer(t, "major"), r.required_version(t, "minor_compat_floor"), r.provenance(t)});
@@ -158,6 +196,7 @@ void read_cudnn(const toml::table& root, FieldReader& r, Database& db) {
     db.cudnn_releases.push_back({r.required_version(t, "version"),
                                  r.required_version(t, "full_version"), majors, r.provenance(t)});
   });
+  merge_cudnn_redist(root, r, db);
   for_each_table(root, "support", [&](const toml::table& t) {
     db.cudnn_support.push_back({r.required_version(t, "cudnn"), r.major(t, r.text(t, "cuda_major")),
                                 r.required_version(t, "cuda_min"),
@@ -172,7 +211,8 @@ PytorchVariant read_variant(const toml::table& t, FieldReader& r) {
                          r.text(t, "status") == "experimental",
                          std::nullopt,
                          r.versions(t, "ptx"),
-                         r.text(t, "arch_source", false)};
+                         r.text(t, "arch_source", false),
+                         r.provenance(t)};
   if (t.contains("sass")) variant.sass = r.versions(t, "sass");
   return variant;
 }

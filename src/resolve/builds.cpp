@@ -36,6 +36,7 @@ std::vector<FrameworkBuild> torch_builds(const manifest::Database& db, const Ver
       build.cuda_major_minor = variant.cuda;
       build.cudnn_exact = variant.cudnn;
       build.torch_variant = &variant;
+      build.provenance = &release.provenance;
       build.experimental = variant.experimental;
       builds.push_back(std::move(build));
     }
@@ -58,6 +59,7 @@ std::vector<FrameworkBuild> tensorflow_builds(const manifest::Database& db,
                     release.version};
     build.cuda_major_minor = release.cuda;
     build.cudnn_series = release.cudnn;
+    build.provenance = &release.provenance;
     builds.push_back(std::move(build));
   }
   return builds;
@@ -75,6 +77,7 @@ std::vector<FrameworkBuild> jax_builds(const manifest::Database& db, const Versi
     build.cudnn_range = plugin.cudnn;
     build.min_compute_capability = plugin.min_compute_capability;
     build.min_driver_branch = plugin.min_driver_branch;
+    build.provenance = &plugin.provenance;
     builds.push_back(std::move(build));
   }
   return builds;

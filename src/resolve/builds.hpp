@@ -18,6 +18,7 @@ struct FrameworkBuild {
   std::optional<Version> cudnn_series;      // TensorFlow's tested cuDNN major.minor
   std::optional<VersionSpec> cudnn_range;   // JAX
   const manifest::PytorchVariant* torch_variant = nullptr;
+  const manifest::Provenance* provenance = nullptr;  // the release's (series', plugin's) record
   std::optional<Version> min_compute_capability;
   int min_driver_branch = 0;
   bool experimental = false;

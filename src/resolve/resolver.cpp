@@ -4,6 +4,7 @@
 
 #include "core/reversed.hpp"
 #include "resolve/builds.hpp"
+#include "resolve/confidence.hpp"
 #include "resolve/suggestions.hpp"
 
 namespace cudaenv::resolve {
@@ -110,6 +111,11 @@ std::vector<std::string> set_warnings(const manifest::Database& db, const Soluti
              ? "driver >= " + solution.driver.full_minimum->str() + " gives full support"
              : std::string("the database does not know the driver for full support")));
   }
+  if (solution.unchecked) {
+    warnings.push_back("CUDA " + version.str() +
+                       " is unchecked: no source gives its driver floor, so this driver may be "
+                       "too old for it");
+  }
   if (target.gcc) {
     if (const auto gcc_max = gcc_too_new(db, version, *target.gcc)) {
       const auto max = std::to_string(*gcc_max);
@@ -163,6 +169,10 @@ class Solver {
   Resolution run() {
     for (const auto& release : reversed(db_.cuda_releases)) {
       if (request_.cuda && !request_.cuda->matches(release.version)) continue;
+      if (release.unchecked() && !request_.include_unchecked) {
+        skip_unchecked(release);
+        continue;
+      }
       consider(release);
     }
     std::stable_sort(result_.solutions.begin(), result_.solutions.end(), preferred);
@@ -170,6 +180,16 @@ class Solver {
   }
 
  private:
+  // A release with no known driver floor is never recommended unless asked for.
+  void skip_unchecked(const manifest::CudaRelease& release) {
+    result_.unchecked_skipped.push_back(release.version.str());
+    if (request_.cuda) {
+      reject(describe(release, {}),
+             "its driver floor is unknown (an unchecked release; --include-unchecked considers "
+             "it)");
+    }
+  }
+
   void consider(const manifest::CudaRelease& release) {
     const auto check = check_driver(db_, release, target_.driver);
     if (check.mode == DriverMode::too_old) {
@@ -213,7 +233,7 @@ class Solver {
 
   void finish(const manifest::CudaRelease& release, const DriverCheck& check,
               const std::vector<const FrameworkBuild*>& combo) {
-    Solution solution{&release, check, nullptr, {}, {}};
+    Solution solution{&release, check, nullptr, {}, {}, {}, false};
     if (needs_cudnn(request_, combo)) {
       for (const auto& cudnn : reversed(db_.cudnn_releases)) {
         if (cudnn_fits(db_, cudnn, release, request_, combo)) {
@@ -226,6 +246,8 @@ class Solver {
                       "no cuDNN release satisfies " + cudnn_wishes(combo));
     }
     for (const auto* build : combo) solution.frameworks.push_back(build->choice);
+    solution.unchecked = release.unchecked();
+    solution.unconfirmed = unconfirmed_facts(db_, solution, combo);
     solution.warnings = set_warnings(db_, solution, target_, combo);
     result_.solutions.push_back(std::move(solution));
   }
@@ -266,7 +288,13 @@ Resolution resolve_without_suggestions(const manifest::Database& db, const Targe
 
 Resolution resolve(const manifest::Database& db, const Target& target, const Request& request) {
   auto resolution = resolve_without_suggestions(db, target, request);
-  if (!resolution.ok()) resolution.suggestions = suggest(db, target, request);
+  if (resolution.ok()) return resolution;
+  resolution.suggestions = suggest(db, target, request);
+  if (request.cuda && !resolution.unchecked_skipped.empty()) {
+    resolution.suggestions.push_back("--include-unchecked also considers CUDA " +
+                                     resolution.unchecked_skipped.front() +
+                                     ", whose driver floor is not known");
+  }
   return resolution;
 }
 

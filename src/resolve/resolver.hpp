@@ -25,6 +25,8 @@ struct Request {
   std::optional<VersionSpec> torch;
   std::optional<VersionSpec> tensorflow;
   std::optional<VersionSpec> jax;  // over the JAX CUDA plugin's major: "12", "13" or "latest"
+  // Also consider releases whose driver floor the database does not know (--include-unchecked).
+  bool include_unchecked = false;
 };
 
 struct FrameworkChoice {
@@ -35,12 +37,22 @@ struct FrameworkChoice {
   Version rank;         // what preference compares: the framework's version
 };
 
+// A fact the answer rests on that no primary source states (confidence "inferred" or
+// "unconfirmed" in the database).
+struct UnconfirmedFact {
+  std::string fact;        // "CUDA 13.0.3 driver floor 580.95.05"
+  std::string confidence;  // "inferred" or "unconfirmed"
+  std::string basis;       // what the value rests on
+};
+
 struct Solution {
   const manifest::CudaRelease* cuda = nullptr;
   DriverCheck driver;
   const manifest::CudnnRelease* cudnn = nullptr;  // nullptr: no cuDNN asked for or needed
   std::vector<FrameworkChoice> frameworks;
   std::vector<std::string> warnings;
+  std::vector<UnconfirmedFact> unconfirmed;
+  bool unchecked = false;  // the toolkit's driver floor is unknown (only with include_unchecked)
 };
 
 struct Rejection {
@@ -51,7 +63,8 @@ struct Rejection {
 struct Resolution {
   std::vector<Solution> solutions;  // best first; empty when nothing fits
   std::vector<Rejection> rejected;
-  std::vector<std::string> suggestions;  // only when nothing fits
+  std::vector<std::string> suggestions;        // only when nothing fits
+  std::vector<std::string> unchecked_skipped;  // releases left out: driver floor unknown
   bool ok() const { return !solutions.empty(); }
   const Solution& best() const { return solutions.front(); }
 };

@@ -20,7 +20,7 @@ def a_target_machine_gets_its_set_with_the_documented_shape(tmp):
     for key in ("ok", "cuda", "cudnn", "driver", "frameworks", "warnings", "rejected", "suggestions"):
         check(key in out, f"key {key} in resolve --json")
     check(out["ok"] is True, "a set fits")
-    check(out["cuda"] == {"version": "12.1.1", "driver_mode": "full"}, f"cuda {out['cuda']}")
+    check(out["cuda"] == {"version": "12.1.1", "driver_mode": "full", "checked": True}, f"cuda {out['cuda']}")
     check(out["cudnn"]["full_version"] == "9.1.0.70", f"cudnn {out['cudnn']}")
     check(out["driver"]["detected"] == "535.104.05" and out["driver"]["required"] == "530.30.02",
           f"driver {out['driver']}")

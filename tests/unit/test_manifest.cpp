@@ -29,7 +29,10 @@ void check_sourced(const Provenance& p, const std::string& what) {
     CAPTURE(key);
     CHECK(db().has_source(key));
   }
-  CHECK((p.confidence == "high" || p.confidence == "medium" || p.confidence == "unconfirmed"));
+  CHECK((p.confidence == "high" || p.confidence == "medium" || p.confidence == "inferred" ||
+         p.confidence == "unconfirmed"));
+  // A fact no primary source states must say what it rests on: the resolver prints it.
+  if (p.unconfirmed()) CHECK_FALSE(p.basis.empty());
 }
 
 }  // namespace
@@ -70,13 +73,44 @@ TEST_CASE("releases are unique and every toolkit knows its driver and family") {
     CHECK(r.version.size() == 3);
     CHECK(seen.insert(r.version.str()).second);
     CHECK(db().family(r.version.major()) != nullptr);
-    // 13.4 ships no driver and its host compiler limits are not published in our sources;
-    // every older release names both.
-    if (r.version < *Version::parse("13.4")) {
-      CHECK(r.min_driver.has_value());
-      CHECK(db().host_compiler(r.version) != nullptr);
-    }
+    // Every release, including each one only the generated redist block lists, has its
+    // hand-sourced facts: a driver floor (or a recorded reason why it is unknown), host compiler
+    // limits and a driver branch.
+    CHECK((r.min_driver.has_value() ||
+           (r.provenance.confidence == "unconfirmed" && !r.provenance.basis.empty() &&
+            r.provenance.basis != "listed in NVIDIA's redist index only")));
+    CHECK(db().host_compiler(r.version) != nullptr);
+    CHECK(db().branch_for(r.version) != nullptr);
   }
+}
+
+TEST_CASE("the generated redist block fills in component versions and adds unsourced releases") {
+  const auto* release_1302 = [] {
+    for (const auto& r : db().cuda_releases)
+      if (r.version == *Version::parse("13.0.2")) return &r;
+    return static_cast<const CudaRelease*>(nullptr);
+  }();
+  REQUIRE(release_1302 != nullptr);
+  REQUIRE(release_1302->nvcc.has_value());
+  CHECK(release_1302->nvcc->str() == "13.0.88");
+
+  auto files = embedded_manifests();
+  for (auto& file : files) {
+    if (file.name == "cuda.toml")
+      file.text += "\n[[redist]]\nversion = \"13.9.0\"\nnvcc = \"13.9.12\"\n";
+    if (file.name == "cudnn.toml")
+      file.text +=
+          "\n[[redist]]\nversion = \"9.99.0\"\nfull_version = \"9.99.0.1\"\n"
+          "cuda_variants = [\"13\"]\n";
+  }
+  auto loaded = load_database(files);
+  REQUIRE(loaded.ok());
+  const auto& added = loaded->cuda_releases.back();
+  CHECK(added.version.str() == "13.9.0");
+  CHECK(added.unchecked());
+  CHECK(added.provenance.confidence == "unconfirmed");
+  REQUIRE(loaded->cudnn(*Version::parse("9.99.0")) != nullptr);
+  CHECK(loaded->cudnn(*Version::parse("9.99.0"))->cuda_majors == std::vector<int>{13});
 }
 
 TEST_CASE("driver minimums never decrease from one release to the next") {

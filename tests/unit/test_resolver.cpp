@@ -109,29 +109,29 @@ const Case driver_cases[] = {
    .driver = "550.54.15", .cuda = "12", .expect_cuda = "12.4.1", .expect_mode = "full"},  {.name = "driver below 11.x's floor cannot run 11.8", .source = "MVC: 11.x >= 450.80.02",
    .driver = "450.51.05", .cuda = "11.8", .ok = false, .expect_suggestion = "520.61.05"},  {.name = "driver 575 cannot run CUDA 13; the fix names branch 580", .source = "MVC: 13.x >= 580; RN131 13.0 GA >= 580.65.06",
    .driver = "575.57.08", .cuda = "13", .ok = false, .expect_suggestion = "nvidia-driver-580"},  {.name = "driver 580.65.06 gets CUDA 13.0 GA", .source = "RN131 Table 3: 13.0 GA >= 580.65.06",
-   .driver = "580.65.06", .cuda = "13", .expect_cuda = "13.0.0", .expect_mode = "full"},  {.name = "driver 580.95.05 gets CUDA 13.0 Update 2", .source = "RN131 Table 3: 13.0 Update 2 >= 580.95.05",
-   .driver = "580.95.05", .cuda = "13.0", .expect_cuda = "13.0.2", .expect_mode = "full"},  {.name = "no driver known: no driver constraint", .source = "DESIGN: resolve without a driver on login nodes",
+   .driver = "580.65.06", .cuda = "13", .expect_cuda = "13.0.0", .expect_mode = "full"},  {.name = "driver 580.95.05 gets the 13.0.3 refresh, which has 13.0.2's components", .source = "RN131 Table 3: 13.0 Update 2 >= 580.95.05; MAN: 13.0.3 ships 13.0.2's nvcc and cudart",
+   .driver = "580.95.05", .cuda = "13.0", .expect_cuda = "13.0.3", .expect_mode = "full"},  {.name = "no driver known: no driver constraint", .source = "DESIGN: resolve without a driver on login nodes",
    .cuda = "12.4", .expect_cuda = "12.4.1", .expect_mode = "unchecked"},};
 
 const Case arch_cases[] = {
   {.name = "sm_35 (K40) cannot use CUDA 12", .source = "SPACK/NIX_CAP: sm_35 last in 11.8",
    .gpus = {"3.5"}, .cuda = "12", .ok = false, .expect_suggestion = "sm_35 (Kepler) needs CUDA 5.0 to 11.8"},  {.name = "sm_35 gets CUDA 11.8", .source = "SPACK/NIX_CAP: sm_35 last in 11.8",
    .gpus = {"3.5"}, .expect_cuda = "11.8.0"},  {.name = "sm_37 (K80) gets CUDA 11.8", .source = "SPACK/NIX_CAP: sm_37 last in 11.8",
-   .gpus = {"3.7"}, .expect_cuda = "11.8.0"},  {.name = "sm_61 (GTX 1080) stops at CUDA 12.9", .source = "RN131 2.5.2: Pascal removed in 13.0",
-   .gpus = {"6.1"}, .expect_cuda = "12.9.1"},  {.name = "sm_61 cannot use CUDA 13", .source = "RN131 2.5.2",
-   .gpus = {"6.1"}, .cuda = "13", .ok = false, .expect_suggestion = "sm_61 (Pascal) needs CUDA 8.0 to 12.9", .expect_rejection = "needs CUDA <= 12.9"},  {.name = "sm_70 (V100) stops at CUDA 12.9", .source = "RN131 2.5.2: Volta removed in 13.0",
-   .gpus = {"7.0"}, .expect_cuda = "12.9.1"},  {.name = "sm_70 with a CUDA 13 driver still gets 12.9 with full support", .source = "RN131 2.5.2; RN131 Table 3",
-   .driver = "580.95.05", .gpus = {"7.0"}, .expect_cuda = "12.9.1", .expect_mode = "full"},  {.name = "sm_75 (T4) works with CUDA 13", .source = "NIX_CAP; JAX: CUDA 13 needs SM 7.5+",
-   .driver = "580.95.05", .gpus = {"7.5"}, .cuda = "13.0", .expect_cuda = "13.0.2"},  {.name = "sm_89 (RTX 4090) needs CUDA 11.8 or newer", .source = "SPACK/NIX_CAP: sm_89 first in 11.8",
+   .gpus = {"3.7"}, .expect_cuda = "11.8.0"},  {.name = "sm_61 (GTX 1080) stops at CUDA 12.9", .source = "RN131 2.5.2: Pascal removed in 13.0; MAN: 12.9.2 is the last 12.9 label",
+   .gpus = {"6.1"}, .expect_cuda = "12.9.2"},  {.name = "sm_61 cannot use CUDA 13", .source = "RN131 2.5.2",
+   .gpus = {"6.1"}, .cuda = "13", .ok = false, .expect_suggestion = "sm_61 (Pascal) needs CUDA 8.0 to 12.9", .expect_rejection = "needs CUDA <= 12.9"},  {.name = "sm_70 (V100) stops at CUDA 12.9", .source = "RN131 2.5.2: Volta removed in 13.0; MAN: 12.9.2 is the last 12.9 label",
+   .gpus = {"7.0"}, .expect_cuda = "12.9.2"},  {.name = "sm_70 with a CUDA 13 driver still gets 12.9 with full support", .source = "RN131 2.5.2; RN131 Table 3",
+   .driver = "580.95.05", .gpus = {"7.0"}, .expect_cuda = "12.9.2", .expect_mode = "full"},  {.name = "sm_75 (T4) works with CUDA 13", .source = "NIX_CAP; JAX: CUDA 13 needs SM 7.5+",
+   .driver = "580.95.05", .gpus = {"7.5"}, .cuda = "13.0", .expect_cuda = "13.0.3"},  {.name = "sm_89 (RTX 4090) needs CUDA 11.8 or newer", .source = "SPACK/NIX_CAP: sm_89 first in 11.8",
    .gpus = {"8.9"}, .cuda = "11", .expect_cuda = "11.8.0"},  {.name = "sm_89 cannot use CUDA 11.7", .source = "SPACK/NIX_CAP",
    .gpus = {"8.9"}, .cuda = "11.7", .ok = false, .expect_rejection = "sm_89 (Ada) needs CUDA >= 11.8"},  {.name = "sm_90 (H100/H200) gets CUDA 11.8 at the oldest", .source = "NIX_CAP: sm_90 first in 11.8",
-   .gpus = {"9.0"}, .cuda = "11", .expect_cuda = "11.8.0"},  {.name = "sm_90 on a 580 driver gets CUDA 13.0 Update 2", .source = "RN131 Table 3; NIX_CAP",
-   .driver = "580.95.05", .gpus = {"9.0"}, .cuda = "<13.1", .expect_cuda = "13.0.2", .expect_mode = "full"},  {.name = "sm_120 (RTX 5090) needs CUDA 12.8", .source = "SPACK/NIX_CAP: sm_120 first in 12.8",
-   .gpus = {"12.0"}, .cuda = "<12.8", .ok = false, .expect_suggestion = "sm_120 (Blackwell) needs CUDA >= 12.8"},  {.name = "sm_120 on driver 570.124.06 gets CUDA 12.8 Update 1", .source = "RN131 Table 3: 12.8 Update 1 >= 570.124.06",
-   .driver = "570.124.06", .gpus = {"12.0"}, .expect_cuda = "12.8.1", .expect_mode = "full"},  {.name = "sm_100 (B200) with driver 535 needs a newer driver", .source = "SPACK: sm_100 first in 12.8; CUDNN_SM: CC 10.0 needs driver >= 570",
+   .gpus = {"9.0"}, .cuda = "11", .expect_cuda = "11.8.0"},  {.name = "sm_90 on a 580 driver gets the newest 13.0 label with full support", .source = "RN131 Table 3; NIX_CAP; MAN: 13.0.3 ships 13.0.2's nvcc and cudart",
+   .driver = "580.95.05", .gpus = {"9.0"}, .cuda = "<13.1", .expect_cuda = "13.0.3", .expect_mode = "full"},  {.name = "sm_120 (RTX 5090) needs CUDA 12.8", .source = "SPACK/NIX_CAP: sm_120 first in 12.8",
+   .gpus = {"12.0"}, .cuda = "<12.8", .ok = false, .expect_suggestion = "sm_120 (Blackwell) needs CUDA >= 12.8"},  {.name = "sm_120 on driver 570.124.06 gets the 12.8.2 refresh of 12.8 Update 1", .source = "RN131 Table 3: 12.8 Update 1 >= 570.124.06; MAN: 12.8.2 ships 12.8.1's nvcc and cudart",
+   .driver = "570.124.06", .gpus = {"12.0"}, .expect_cuda = "12.8.2", .expect_mode = "full"},  {.name = "sm_100 (B200) with driver 535 needs a newer driver", .source = "SPACK: sm_100 first in 12.8; CUDNN_SM: CC 10.0 needs driver >= 570",
    .driver = "535.104.05", .gpus = {"10.0"}, .ok = false, .expect_suggestion = "upgrade the NVIDIA driver to >= 570.26",
    .expect_rejection = "sm_100 (Blackwell) needs driver >= 570.26"},  {.name = "a Pascal and a Hopper GPU together get the last CUDA both support", .source = "RN131 2.5.2; NIX_CAP",
-   .gpus = {"6.1", "9.0"}, .expect_cuda = "12.9.1"},};
+   .gpus = {"6.1", "9.0"}, .expect_cuda = "12.9.2"},};
 
 const Case framework_cases[] = {
   {.name = "torch 2.8 on a GTX 1080 gets cu126, not the Pascal-less cu128", .source = "PT_REL: 2.8 removed Maxwell/Pascal from cu128",
@@ -220,4 +220,51 @@ TEST_CASE("every candidate that fell says why") {
   for (const auto& release : db().cuda_releases) twelve += release.version.major() == 12;
   CHECK(r.rejected.size() == twelve);
   for (const auto& rejection : r.rejected) CHECK(rejection.reason.find("needs driver >=") == 0);
+}
+
+TEST_CASE("a release with an unknown driver floor is offered only when asked for, marked") {
+  // MAN: 13.4.x bundles no Linux driver and no source read gives its floor.
+  Request request;
+  const auto plain = resolve::resolve(db(), Target{}, request);
+  REQUIRE(plain.ok());
+  CHECK_FALSE(plain.best().unchecked);
+  CHECK(plain.best().cuda->version < *Version::parse("13.4"));
+  CHECK(std::find(plain.unchecked_skipped.begin(), plain.unchecked_skipped.end(), "13.4.2") !=
+        plain.unchecked_skipped.end());
+
+  request.include_unchecked = true;
+  const auto asked = resolve::resolve(db(), Target{}, request);
+  REQUIRE(asked.ok());
+  CHECK(asked.best().cuda->version.str() == "13.4.2");
+  CHECK(asked.best().unchecked);
+  CHECK(any_contains(asked.best().warnings, "is unchecked"));
+
+  // With a driver, an unchecked release has no minimum to meet: never "full", so a release
+  // with a known floor that the driver meets is preferred.
+  const auto driven = resolve::resolve(db(), Target{v("610.43.02"), {}, std::nullopt}, request);
+  REQUIRE(driven.ok());
+  CHECK(driven.best().cuda->version.str() == "13.3.1");
+  const auto it = std::find_if(driven.solutions.begin(), driven.solutions.end(),
+                               [](const Solution& s) { return s.unchecked; });
+  REQUIRE(it != driven.solutions.end());
+  CHECK(it->driver.mode == DriverMode::minor_compat);
+}
+
+TEST_CASE("an answer names the inferred facts it rests on, with their basis") {
+  // MAN: 13.0.3 ships 13.0.2's nvcc and cudart; RN131: 13.0 Update 2 >= 580.95.05.
+  Request request;
+  request.cuda = spec("13.0.3");
+  const auto inferred = resolve::resolve(db(), Target{v("580.95.05"), {}, std::nullopt}, request);
+  REQUIRE(inferred.ok());
+  CHECK(inferred.best().driver.mode == DriverMode::full);
+  REQUIRE(inferred.best().unconfirmed.size() == 1);
+  const auto& fact = inferred.best().unconfirmed.front();
+  CHECK(fact.fact == "CUDA 13.0.3 driver floor 580.95.05");
+  CHECK(fact.confidence == "inferred");
+  CHECK(fact.basis.find("13.0.2") != std::string::npos);
+
+  request.cuda = spec("12.4.1");  // RN131 Table 3: a primary source
+  const auto sourced = resolve::resolve(db(), Target{v("550.54.15"), {}, std::nullopt}, request);
+  REQUIRE(sourced.ok());
+  CHECK(sourced.best().unconfirmed.empty());
 }

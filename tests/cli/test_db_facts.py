@@ -1,0 +1,104 @@
+"""`cudaenv resolve` on the corrected compatibility data: driver floors from a release's
+components rather than its bundled driver, answers that say which facts no primary source states,
+and releases with an unknown driver floor offered only when asked for."""
+
+import json
+
+from harness import case, check, clean_env, finish, run
+
+
+def resolve(tmp, *args, expect=0):
+    return run(["resolve", "--no-detect", *args], clean_env(tmp), check_exit=expect)
+
+
+def resolve_json(tmp, *args, expect=0):
+    return json.loads(resolve(tmp, *args, "--json", expect=expect).stdout)
+
+
+@case
+def a_redist_refresh_needs_the_driver_of_its_components_not_its_bundled_one(tmp):
+    # 13.0.3 ships the nvcc and cudart of 13.0.2 with the newer driver 580.126.20.
+    out = resolve_json(tmp, "--cuda", "13.0.3", "--driver", "580.95.05")
+    check(out["cuda"]["version"] == "13.0.3", f"cuda {out['cuda']}")
+    check(out["cuda"]["driver_mode"] == "full", f"580.95.05 runs 13.0.3 fully: {out['cuda']}")
+    check(out["driver"]["required"] == "580.95.05", f"driver {out['driver']}")
+
+
+@case
+def an_answer_resting_on_an_inferred_fact_says_so(tmp):
+    out = resolve_json(tmp, "--cuda", "13.0.3")
+    facts = out.get("unconfirmed", [])
+    check(len(facts) == 1, f"one unconfirmed fact: {facts}")
+    if facts:
+        check("13.0.3 driver floor 580.95.05" in facts[0]["fact"], f"fact {facts[0]}")
+        check(facts[0]["confidence"] == "inferred", f"confidence {facts[0]}")
+        check("13.0.2" in facts[0]["basis"], f"the basis names what it rests on: {facts[0]}")
+    proc = resolve(tmp, "--cuda", "13.0.3")
+    check("Unverified" in proc.stdout and "is inferred:" in proc.stdout, proc.stdout)
+
+
+@case
+def an_answer_from_primary_sources_has_no_unconfirmed_facts(tmp):
+    out = resolve_json(tmp, "--cuda", "12.4.1", "--driver", "550.54.15")
+    check(out.get("unconfirmed") == [], f"unconfirmed {out.get('unconfirmed')}")
+    check(out["cuda"].get("checked") is True, f"cuda {out['cuda']}")
+
+
+@case
+def a_framework_build_with_an_inferred_record_is_named(tmp):
+    out = resolve_json(tmp, "--torch", "2.14", "--arch", "8.9")
+    facts = " | ".join(f["fact"] for f in out.get("unconfirmed", []))
+    check("torch 2.14 series record" in facts, f"the PyPI default is a proposal: {facts}")
+
+
+@case
+def releases_with_an_unknown_driver_floor_are_left_out_by_default(tmp):
+    out = resolve_json(tmp)
+    check(not out["cuda"]["version"].startswith("13.4."), f"best {out['cuda']}")
+    check(out["cuda"].get("checked") is True, f"cuda {out['cuda']}")
+    check("13.4.2" in out.get("unchecked_skipped", []), f"skipped {out.get('unchecked_skipped')}")
+    proc = resolve(tmp)
+    check("left out, driver floor unknown: CUDA" in proc.stdout and "--include-unchecked" in proc.stdout,
+          proc.stdout)
+
+
+@case
+def include_unchecked_offers_them_marked(tmp):
+    out = resolve_json(tmp, "--include-unchecked")
+    check(out["cuda"]["version"] == "13.4.2", f"newest release: {out['cuda']}")
+    check(out["cuda"].get("checked") is False, f"marked unchecked: {out['cuda']}")
+    check(out["driver"]["required"] is None, f"no floor: {out['driver']}")
+    check(any("unchecked" in w for w in out["warnings"]), f"warnings {out['warnings']}")
+    check(any(f["confidence"] == "unconfirmed" and "13.4.2" in f["fact"] for f in out.get("unconfirmed", [])),
+          f"unconfirmed {out['unconfirmed']}")
+    proc = resolve(tmp, "--include-unchecked")
+    check("(unchecked release)" in proc.stdout, proc.stdout)
+
+
+@case
+def asking_for_an_unchecked_release_explains_and_suggests_the_flag(tmp):
+    out = resolve_json(tmp, "--cuda", "13.4", expect=4)
+    check(any("driver floor is unknown" in r["reason"] for r in out["rejected"]), f"{out['rejected']}")
+    check(any("--include-unchecked" in s for s in out["suggestions"]), f"{out['suggestions']}")
+    with_flag = resolve_json(tmp, "--cuda", "13.4", "--include-unchecked", "--gcc", "16.1")
+    check(with_flag["cuda"]["version"] == "13.4.2", f"{with_flag['cuda']}")
+    check(not any("gcc" in w for w in with_flag["warnings"]), f"13.4 takes gcc 16: {with_flag['warnings']}")
+
+
+@case
+def new_cudnn_releases_are_known_with_their_cuda_builds(tmp):
+    # 9.20.0's own manifest lists CUDA 12 and 13 builds (it was recorded as CUDA-13-only).
+    out = resolve_json(tmp, "--cuda", "12.9", "--cudnn", "9.20")
+    check(out["cudnn"] and out["cudnn"]["full_version"] == "9.20.0.48", f"cudnn {out['cudnn']}")
+    for version, full in (("9.12", "9.12.0.46"), ("9.19", "9.19.0.56")):
+        out = resolve_json(tmp, "--cudnn", version)
+        check(out["cudnn"] and out["cudnn"]["full_version"] == full, f"{version}: {out['cudnn']}")
+
+
+@case
+def the_13_2_2_refresh_is_in_the_database(tmp):
+    out = resolve_json(tmp, "--cuda", "13.2.2", "--driver", "595.71.05")
+    check(out["cuda"]["version"] == "13.2.2" and out["cuda"]["driver_mode"] == "full", f"{out['cuda']}")
+
+
+finish()
