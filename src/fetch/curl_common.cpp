@@ -51,6 +51,7 @@ Error transfer_error(CURLcode code, long http_status, const std::string& url, co
         "this machine cannot reach the mirror: point --mirror or CUDAENV_MIRROR at one it can "
         "reach, or build one on a connected machine with 'cudaenv mirror create DIR --cuda "
         "VERSION' and use it here with --mirror file://DIR";
+    if (code != CURLE_COULDNT_CONNECT) hint = "the host name does not resolve (DNS); " + hint;
   }
   if (code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE) {
     hint = "the server's certificate is not trusted: pass --ca-bundle FILE for a corporate CA";
