@@ -11,6 +11,7 @@ int run_app(int argc, const char* const* argv, Context& context) {
     add_resolve_command(app, context, outcome);
     add_install_command(app, context, outcome);
     add_store_commands(app, context, outcome);
+    add_cache_command(app, context, outcome);
     add_mirror_command(app, context, outcome);
     add_use_commands(app, context, outcome);
     add_activation_commands(app, context, outcome);

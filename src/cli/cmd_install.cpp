@@ -1,10 +1,15 @@
-// `cudaenv install SPEC [--cudnn SPEC] [--components minimal|full|a,b,c] [--mirror URL] [--jobs N]`
+// `cudaenv install [SPEC] [--cudnn SPEC] [--components minimal|full|a,b,c] [--mirror URL] [--jobs
+// N]` Without SPEC: what the nearest .cudaenv pins (toolkit and cuDNN), as nvm, pyenv and mise do.
 
 #include "cli/commands.hpp"
 #include "cli/download_setup.hpp"
 #include "cli/progress.hpp"
 #include "cli/terminal.hpp"
+#include "core/paths.hpp"
+#include "core/text.hpp"
 #include "install/plan.hpp"
+#include "project/project_file.hpp"
+#include "project/selection.hpp"
 
 namespace cudaenv::cli {
 
@@ -15,6 +20,41 @@ struct Installed {
   std::uint64_t bytes = 0;
 };
 
+// What to install: the SPEC and --cudnn given, or the pins of the project file `pinned_by`.
+struct InstallTarget {
+  std::string cuda;
+  std::string cudnn;
+  std::optional<std::filesystem::path> pinned_by;
+};
+
+Result<InstallTarget> target_from_project(const InstallOptions& options, Context& context) {
+  const auto here = paths::working_directory(context.env);
+  const auto file = project::find_project_file(here);
+  if (!file) {
+    return make_error(
+        ErrorKind::usage,
+        "no SPEC given and no .cudaenv in " + text::printable(here.string()) + " or above",
+        "name a version (cudaenv install 12.4), or pin one for this project first "
+        "(cudaenv use 12.4)");
+  }
+  auto pins = project::read_project_file(*file);
+  if (!pins) return pins.error();
+  if (!pins->cuda) {
+    return make_error(
+        ErrorKind::usage,
+        "no SPEC given and " + text::printable(file->string()) + " pins no CUDA version",
+        "add cuda = \"12.4\" to it (cudaenv use 12.4), or name a version");
+  }
+  InstallTarget target{pins->cuda->str(), options.cudnn, *file};
+  if (target.cudnn.empty() && pins->cudnn) target.cudnn = pins->cudnn->str();
+  return target;
+}
+
+Result<InstallTarget> install_target(const InstallOptions& options, Context& context) {
+  if (options.spec.empty()) return target_from_project(options, context);
+  return InstallTarget{options.spec, options.cudnn, std::nullopt};
+}
+
 Result<Installed> run_plan(const install::InstallPlan& plan, const DownloadSetup& setup, bool force,
                            Context& context) {
   ProgressView progress(context.err, progress_wanted(context.env), plan);
@@ -22,7 +62,7 @@ Result<Installed> run_plan(const install::InstallPlan& plan, const DownloadSetup
   settings.force = force;
   auto outcome = install::run_install(plan, setup.store, settings, progress);
   progress.finish();
-  if (!outcome) return outcome.error();
+  if (!outcome) return setup.explain(outcome.error());
   std::uint64_t bytes = 0;
   for (const auto& archive : plan.archives) bytes += archive.file.size;
   return Installed{*outcome, bytes};
@@ -40,6 +80,15 @@ void report(const install::InstallPlan& plan, const Installed& done, const std::
               << '\n';
 }
 
+// A pin an installed build already satisfies needs no mirror: said so, as pyenv and mise do.
+void report_pinned(const std::string& what, const install::Installed& have,
+                   const InstallTarget& target, const std::string& spec, Context& context) {
+  context.out << what << " " << have.version.str() << " is already installed in "
+              << text::printable(have.path.string()) << " ("
+              << text::printable(target.pinned_by->string()) << " pins " << text::printable(spec)
+              << ")\n";
+}
+
 void warn_if_unknown(const install::ToolkitPlan& plan, Context& context) {
   if (plan.unknown_to_database) {
     context.err << "cudaenv: warning: CUDA " << plan.install.version
@@ -49,40 +98,94 @@ void warn_if_unknown(const install::ToolkitPlan& plan, Context& context) {
   }
 }
 
+// Every decision before the first archive byte: a missing cuDNN is reported before the toolkit
+// is downloaded. An empty plan is one the store already satisfies.
+struct Plans {
+  std::optional<install::ToolkitPlan> toolkit;
+  std::optional<install::InstallPlan> cudnn;
+};
+
+Result<Plans> make_plans(const InstallTarget& target, const InstallOptions& options,
+                         const DownloadSetup& setup, const std::string& platform,
+                         Context& context) {
+  Plans plans;
+  const bool satisfy_pin = target.pinned_by && !options.force;
+  project::Selection pinned;
+  pinned.cuda = VersionSpec::parse(target.cuda).value();
+  const auto have = satisfy_pin ? project::installed_match(pinned, setup.store) : std::nullopt;
+  int major = 0;
+  if (have) {
+    report_pinned("CUDA", *have, target, target.cuda, context);
+    major = have->version.major();
+  } else {
+    auto toolkit =
+        install::plan_toolkit({target.cuda, options.components}, setup.source(), platform);
+    if (!toolkit) return setup.explain(toolkit.error());
+    major = Version::parse(toolkit->install.version)->major();
+    plans.toolkit = std::move(*toolkit);
+  }
+  if (target.cudnn.empty()) return plans;
+  if (satisfy_pin) {
+    const auto spec = VersionSpec::parse(target.cudnn);
+    if (auto built = project::installed_cudnn_match(*spec, major, setup.store)) {
+      report_pinned("cuDNN", *built, target, target.cudnn, context);
+      return plans;
+    }
+  }
+  auto cudnn = install::plan_cudnn(target.cudnn, major, setup.source(), platform);
+  if (!cudnn) return setup.explain(cudnn.error());
+  plans.cudnn = std::move(*cudnn);
+  return plans;
+}
+
+Status run_plans(const Plans& plans, const InstallOptions& options, const DownloadSetup& setup,
+                 Context& context) {
+  if (plans.toolkit) {
+    warn_if_unknown(*plans.toolkit, context);
+    auto done = run_plan(plans.toolkit->install, setup, options.force, context);
+    if (!done) return done.error();
+    report(plans.toolkit->install, *done, "CUDA", context);
+    refresh_shims(context);
+  }
+  if (plans.cudnn) {
+    auto done = run_plan(*plans.cudnn, setup, options.force, context);
+    if (!done) return done.error();
+    report(*plans.cudnn, *done, "cuDNN", context);
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 Status run_install_command(const InstallOptions& options, Context& context) {
-  // A mistyped --cudnn is reported before the toolkit is downloaded, not after.
-  if (!options.cudnn.empty()) {
-    if (auto spec = install::parse_spec_flag(options.cudnn, "--cudnn"); !spec) return spec.error();
+  auto target = install_target(options, context);
+  if (!target) return target.error();
+  // Mistyped specs are reported before anything is downloaded, not after.
+  const auto cuda_flag = target->pinned_by ? target->pinned_by->string() + ": cuda" : "SPEC";
+  if (auto spec = install::parse_spec_flag(target->cuda, cuda_flag); !spec) return spec.error();
+  if (!target->cudnn.empty()) {
+    if (auto spec = install::parse_spec_flag(target->cudnn, "--cudnn"); !spec) return spec.error();
   }
   auto setup = download_setup(options.download, context);
   if (!setup) return setup.error();
+  for (const auto* product : {"cuda", "cudnn"}) {
+    if (std::string_view(product) == "cudnn" && target->cudnn.empty()) continue;
+    if (auto writable = install::prepare_store(setup->store, product); !writable)
+      return writable.error();
+  }
   auto platform = install::detect_platform(context.sysroot);
   if (!platform) return platform.error();
-  auto toolkit =
-      install::plan_toolkit({options.spec, options.components}, setup->source(), *platform);
-  if (!toolkit) return toolkit.error();
-  warn_if_unknown(*toolkit, context);
-  const auto& plan = toolkit->install;
-  auto done = run_plan(plan, *setup, options.force, context);
-  if (!done) return done.error();
-  report(plan, *done, "CUDA", context);
-  refresh_shims(context);
-  if (options.cudnn.empty()) return Ok{};
-  auto cudnn = install::plan_cudnn(options.cudnn, Version::parse(plan.version)->major(),
-                                   setup->source(), *platform);
-  if (!cudnn) return cudnn.error();
-  auto cudnn_done = run_plan(*cudnn, *setup, options.force, context);
-  if (!cudnn_done) return cudnn_done.error();
-  report(*cudnn, *cudnn_done, "cuDNN", context);
-  return Ok{};
+  auto plans = make_plans(*target, options, *setup, *platform, context);
+  if (!plans) return plans.error();
+  return run_plans(*plans, options, *setup, context);
 }
 
 void add_install_command(CLI::App& app, Context& context, Outcome& outcome) {
   auto options = std::make_shared<InstallOptions>();
-  auto* command = app.add_subcommand("install", "Install a CUDA toolkit (and cuDNN) side by side");
-  command->add_option("SPEC", options->spec, "Version spec: 12, 12.4, 12.4.1, latest")->required();
+  auto* command = app.add_subcommand(
+      "install", "Install a CUDA toolkit (and cuDNN) side by side; no SPEC: what .cudaenv pins");
+  command->add_option("SPEC", options->spec,
+                      "Version spec: 12, 12.4, 12.4.1, latest (default: the nearest .cudaenv)");
   command->add_option("--cudnn", options->cudnn,
                       "Also install cuDNN matching this spec, built for the toolkit's CUDA major");
   command->add_option("--components", options->components,

@@ -1,5 +1,5 @@
 // `cudaenv list`, `cudaenv list-remote`, `cudaenv uninstall`: what is installed, what the mirror
-// offers, and removing an install.
+// offers, and removing an install (a toolkit or a cuDNN build, by the specs install takes).
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +10,7 @@
 #include "install/remote.hpp"
 #include "install/uninstall.hpp"
 #include "probe/toolkits.hpp"
+#include "project/config.hpp"
 #include "project/selection.hpp"
 
 namespace cudaenv::cli {
@@ -164,16 +165,74 @@ Status run_list_remote(const StoreOptions& options, Context& context) {
   return Ok{};
 }
 
+// The toolkit the global config's `cuda` selects now, if any.
+Result<std::optional<install::PinnedDefault>> global_pin(const install::Store& store,
+                                                         Context& context) {
+  const auto file = paths::config_file(context.env);
+  auto config = project::load_config(file);
+  if (!config) return config.error();
+  if (!config->cuda) return std::optional<install::PinnedDefault>{};
+  const auto spec = VersionSpec::parse(*config->cuda);
+  if (!spec) return std::optional<install::PinnedDefault>{};
+  project::Selection selection;
+  selection.cuda = *spec;
+  const auto match = project::installed_match(selection, store, install::Receipts::skip);
+  if (!match) return std::optional<install::PinnedDefault>{};
+  return std::optional<install::PinnedDefault>(
+      install::PinnedDefault{*config->cuda, file, match->path});
+}
+
+// Both targets are chosen (and the pin checked) before anything is removed.
+struct Removal {
+  std::optional<install::Installed> toolkit;
+  std::optional<install::Installed> cudnn;
+};
+
+Result<Removal> choose_removal(const StoreOptions& options, const install::Store& store,
+                               Context& context) {
+  Removal removal;
+  if (!options.version.empty()) {
+    auto toolkit = install::choose_installed(
+        store, {install::Product::cuda, options.version, "SPEC", std::nullopt});
+    if (!toolkit) return toolkit.error();
+    auto pin = global_pin(store, context);
+    if (!pin) return pin.error();
+    if (auto allowed = install::check_not_pinned(*toolkit, *pin, options.force); !allowed)
+      return allowed.error();
+    removal.toolkit = std::move(*toolkit);
+  }
+  if (!options.cudnn_spec.empty()) {
+    const auto major =
+        removal.toolkit ? std::optional<int>(removal.toolkit->version.major()) : std::nullopt;
+    auto cudnn = install::choose_installed(
+        store, {install::Product::cudnn, options.cudnn_spec, "--cudnn", major});
+    if (!cudnn) return cudnn.error();
+    removal.cudnn = std::move(*cudnn);
+  }
+  return removal;
+}
+
 Status run_uninstall(const StoreOptions& options, Context& context) {
-  auto version = Version::parse(options.version);
-  if (!version) {
-    return make_error(ErrorKind::usage, "VERSION: \"" + options.version + "\" is not a version",
-                      "name the installed version exactly, e.g. 12.4.1 ('cudaenv list')");
+  if (options.version.empty() && options.cudnn_spec.empty()) {
+    return make_error(ErrorKind::usage, "uninstall: name what to remove",
+                      "cudaenv uninstall SPEC (a toolkit), or cudaenv uninstall --cudnn SPEC");
   }
   const install::Store store{paths::data_root(context.env)};
-  if (auto removed = install::uninstall(store, *version); !removed) return removed.error();
-  context.out << "removed CUDA " << version->str() << '\n';
-  refresh_shims(context);
+  auto removal = choose_removal(options, store, context);
+  if (!removal) return removal.error();
+  if (removal->toolkit) {
+    const auto what = "CUDA " + removal->toolkit->version.str();
+    if (auto removed = install::remove_installed(removal->toolkit->path, what); !removed)
+      return removed.error();
+    context.out << "removed " << what << '\n';
+    refresh_shims(context);
+  }
+  if (removal->cudnn) {
+    const auto name = removal->cudnn->path.filename().string();
+    if (auto removed = install::remove_installed(removal->cudnn->path, "cuDNN " + name); !removed)
+      return removed.error();
+    context.out << "removed cuDNN " << text::printable(name) << '\n';
+  }
   return Ok{};
 }
 
@@ -197,9 +256,17 @@ void add_store_commands(CLI::App& app, Context& context, Outcome& outcome) {
       [remote, &context, &outcome] { outcome.status = run_list_remote(*remote, context); });
 
   auto uninstall = std::make_shared<StoreOptions>();
-  auto* uninstall_command = app.add_subcommand("uninstall", "Remove an installed toolkit");
-  uninstall_command->add_option("VERSION", uninstall->version, "The installed version, e.g. 12.4.1")
-      ->required();
+  auto* uninstall_command =
+      app.add_subcommand("uninstall", "Remove an installed toolkit or cuDNN build");
+  uninstall_command->add_option(
+      "SPEC", uninstall->version,
+      "The installed toolkit: a spec as install takes it (13.2, 12.4.1); several matching: none "
+      "is removed");
+  uninstall_command->add_option("--cudnn", uninstall->cudnn_spec,
+                                "Remove the installed cuDNN build matching this spec (9.1, "
+                                "9.1.0-cuda12)");
+  uninstall_command->add_flag("--force", uninstall->force,
+                              "Also remove the toolkit the global config pins");
   uninstall_command->callback(
       [uninstall, &context, &outcome] { outcome.status = run_uninstall(*uninstall, context); });
 }

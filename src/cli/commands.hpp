@@ -62,10 +62,14 @@ struct StoreOptions {
   std::string version;
   bool json = false;
   bool cudnn = false;
+  std::string cudnn_spec;  // uninstall --cudnn SPEC
+  bool force = false;      // uninstall --force: also the global default
   DownloadFlags download;
 };
-// `cudaenv list`, `cudaenv list-remote`, `cudaenv uninstall VERSION`.
+// `cudaenv list`, `cudaenv list-remote`, `cudaenv uninstall [SPEC] [--cudnn SPEC] [--force]`.
 void add_store_commands(CLI::App& app, Context& context, Outcome& outcome);
+// `cudaenv cache [--json]`, `cudaenv cache clean`, `cudaenv cache prune`.
+void add_cache_command(CLI::App& app, Context& context, Outcome& outcome);
 
 struct MirrorOptions {
   std::string directory;

@@ -56,7 +56,31 @@ Status apply_limits(const Context& context, install::InstallSettings& settings) 
   return Ok{};
 }
 
+// --mirror, else CUDAENV_MIRROR, else the config's mirror, else NVIDIA's; and which it was.
+void choose_mirror(const DownloadFlags& flags, const Context& context, DownloadSetup& setup) {
+  std::string mirror = flags.mirror;
+  setup.mirror_origin = "set by --mirror";
+  if (mirror.empty()) {
+    mirror = context.env.get_nonempty("CUDAENV_MIRROR").value_or("");
+    setup.mirror_origin = "set by CUDAENV_MIRROR";
+  }
+  if (mirror.empty() && setup.config.mirror) {
+    mirror = *setup.config.mirror;
+    setup.mirror_origin = "set by mirror in " + paths::config_file(context.env).string();
+  }
+  if (mirror.empty()) {
+    mirror = install::nvidia_base_url;
+    setup.mirror_origin = "NVIDIA's, the default";
+  }
+  setup.mirror = install::normalize_mirror(mirror);
+}
+
 }  // namespace
+
+Error DownloadSetup::explain(const Error& error) const {
+  if (error.kind != ErrorKind::network) return error;
+  return make_error(error.kind, error.message + " (mirror " + mirror_origin + ")", error.hint);
+}
 
 void add_download_flags(CLI::App& command, DownloadFlags& flags) {
   command.add_option("--mirror", flags.mirror,
@@ -76,10 +100,7 @@ Result<DownloadSetup> download_setup(const DownloadFlags& flags, const Context& 
   setup.config = *config;
   setup.store.root = paths::data_root(context.env);
   if (auto trusted = ownership::check_data_root(setup.store.root); !trusted) return trusted.error();
-  std::string mirror = flags.mirror;
-  if (mirror.empty()) mirror = context.env.get_nonempty("CUDAENV_MIRROR").value_or("");
-  if (mirror.empty()) mirror = setup.config.mirror.value_or(install::nvidia_base_url);
-  setup.mirror = install::normalize_mirror(mirror);
+  choose_mirror(flags, context, setup);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   setup.settings.jobs =
       flags.jobs > 0 ? flags.jobs : setup.config.jobs.value_or(std::max(4, cores));

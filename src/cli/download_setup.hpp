@@ -28,7 +28,14 @@ struct DownloadSetup {
   install::InstallSettings settings;
   project::Config config;
 
+  // Where `mirror` was set: "set by --mirror", "set by CUDAENV_MIRROR", "set by mirror in
+  // <config>", or "NVIDIA's, the default".
+  std::string mirror_origin;
+
   install::ReleaseSource source() const { return {mirror, store, settings.fetch}; }
+  // A network error with where the mirror it failed on was chosen, so the user knows what to
+  // change; other errors as they are.
+  Error explain(const Error& error) const;
 };
 
 Result<DownloadSetup> download_setup(const DownloadFlags& flags, const Context& context);

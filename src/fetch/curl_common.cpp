@@ -44,8 +44,15 @@ Error transfer_error(CURLcode code, long http_status, const std::string& url, co
   std::string message = url + ": " + curl_easy_strerror(code);
   if (detail != nullptr && detail[0] != '\0') message += " (" + std::string(detail) + ")";
   std::string hint = "check the network and the mirror URL";
-  if (code == CURLE_COULDNT_RESOLVE_HOST)
-    hint = "the host name does not resolve: check DNS or the mirror URL";
+  // No route to the mirror at all: most often a machine without internet access.
+  if (code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST ||
+      code == CURLE_COULDNT_RESOLVE_PROXY) {
+    hint =
+        "this machine cannot reach the mirror: point --mirror or CUDAENV_MIRROR at one it can "
+        "reach, or build one on a connected machine with 'cudaenv mirror create DIR --cuda "
+        "VERSION' and use it here with --mirror file://DIR";
+    if (code != CURLE_COULDNT_CONNECT) hint = "the host name does not resolve (DNS); " + hint;
+  }
   if (code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE) {
     hint = "the server's certificate is not trusted: pass --ca-bundle FILE for a corporate CA";
   }

@@ -16,6 +16,7 @@
 #include "install/extract.hpp"
 #include "install/interrupt.hpp"
 #include "install/remote.hpp"
+#include "install/writable.hpp"
 
 namespace cudaenv::install {
 
@@ -31,8 +32,12 @@ Status install_archive(const InstallPlan& plan, size_t index, const Store& store
   const auto& archive = plan.archives[index];
   const auto url = archive_url(plan.mirror, plan.product, archive.file.relative_path);
   const auto cached = cache_file(store, archive);
+  // The download cache is shared between installs (and pruned by `cudaenv cache`): one process
+  // at a time appends to or deletes a cache file, holding the lock beside it.
+  auto cache_lock = InstallLock::acquire(download_lock_file(cached), {});
+  if (!cache_lock) return cache_lock.error();
   auto fetch_options = settings.fetch;
-  fetch_options.lock_cache_file = true;  // the download cache is shared between installs
+  fetch_options.lock_cache_file = false;  // held above, with the check a deletion needs
   fetch_options.should_stop = [&] { return first.failed() || InterruptGuard::caught() != 0; };
   fetch::ResumableStream stream(url, cached, archive.file.size, fetch_options,
                                 [&](std::uint64_t done, std::uint64_t total) {
@@ -207,8 +212,14 @@ void link_lib64(const fs::path& prefix) {
   if (!has_lib && has_lib64) fs::create_directory_symlink("lib64", prefix / "lib", ec);
 }
 
+Status prepare_store(const Store& store, const std::string& product) {
+  if (auto downloads = ensure_writable_directory(store.downloads()); !downloads) return downloads;
+  return ensure_writable_directory(product == "cudnn" ? store.cudnn() : store.toolkits());
+}
+
 Result<InstallOutcome> run_install(const InstallPlan& plan, const Store& store,
                                    const InstallSettings& settings, InstallObserver& observer) {
+  if (auto writable = prepare_store(store, plan.product); !writable) return writable.error();
   const InterruptGuard interrupt;
   const auto what = "the install of " + plan.target.string();
   const auto parent = plan.target.parent_path();

@@ -47,6 +47,10 @@ struct InstallSettings {
 
 enum class InstallOutcome { installed, already_installed };
 
+// Creates the store's directories an install of `product` ("cuda", "cudnn") writes to, or says
+// why they cannot be written (whose they are, and what to do); before anything is downloaded.
+Status prepare_store(const Store& store, const std::string& product);
+
 Result<InstallOutcome> run_install(const InstallPlan& plan, const Store& store,
                                    const InstallSettings& settings, InstallObserver& observer);
 

@@ -90,10 +90,14 @@ Result<InstallPlan> plan_cudnn(const std::string& spec_text, int cuda_major,
                        source.store.cudnn() / (version.str() + "-" + variant),
                        std::move(*archives)};
   }
+  std::vector<std::string> newest;
+  for (size_t i = 0; i < offered->size() && i < 6; ++i) newest.push_back((*offered)[i].str());
   return make_error(ErrorKind::not_found,
                     "no cuDNN release matching \"" + spec->str() + "\" with a " + variant +
                         " build on " + source.mirror,
-                    "'cudaenv list-remote --cudnn' lists the cuDNN releases the mirror offers");
+                    "cuDNN releases there: " + text::join(newest, ", ") +
+                        " ('cudaenv list-remote --cudnn'); add another with 'cudaenv mirror "
+                        "create DIR --cuda VERSION --cudnn VERSION'");
 }
 
 }  // namespace cudaenv::install

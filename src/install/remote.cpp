@@ -23,7 +23,21 @@ std::vector<Version> newest_first(const std::set<std::string>& names) {
   return versions;
 }
 
-Result<std::vector<Version>> list_local_directory(const std::string& directory) {
+// A mirror without `product`: cuDNN gets its own advice (the toolkit may well be there).
+Error product_missing(const std::string& where, const std::string& product,
+                      const std::string& why) {
+  if (product == "cudnn") {
+    return make_error(ErrorKind::not_found, where + ": this mirror carries no cuDNN (" + why + ")",
+                      "add cuDNN to the mirror with 'cudaenv mirror create DIR --cuda VERSION "
+                      "--cudnn VERSION', point --mirror at one that has it, or leave out --cudnn");
+  }
+  return make_error(ErrorKind::network, where + ": " + why,
+                    "check the mirror (--mirror, CUDAENV_MIRROR), or make one with 'cudaenv "
+                    "mirror create DIR --cuda VERSION' and use it with --mirror file://DIR");
+}
+
+Result<std::vector<Version>> list_local_directory(const std::string& directory,
+                                                  const std::string& product) {
   std::set<std::string> names;
   std::error_code ec;
   static const std::regex pattern(R"(redistrib_([0-9][0-9.]*)\.json)");
@@ -32,10 +46,7 @@ Result<std::vector<Version>> list_local_directory(const std::string& directory) 
     const auto name = it->path().filename().string();
     if (std::regex_match(name, match, pattern)) names.insert(match[1].str());
   }
-  if (ec) {
-    return make_error(ErrorKind::network, "cannot list " + directory + ": " + ec.message(),
-                      "check the mirror path (--mirror)");
-  }
+  if (ec) return product_missing("cannot list " + directory, product, ec.message());
   return newest_first(names);
 }
 
@@ -76,9 +87,11 @@ Result<std::vector<Version>> list_remote_versions(const std::string& base,
                                                   const fetch::FetchOptions& options) {
   const auto url = redist_dir_url(base, product);
   if (text::starts_with(url, file_scheme))
-    return list_local_directory(url.substr(file_scheme.size()));
+    return list_local_directory(url.substr(file_scheme.size()), product);
   long status = 0;
   auto index = fetch::fetch_text(url, options, &status);
+  if (!index && status == 404 && product == "cudnn")
+    return product_missing(url, product, "no cudnn/redist/ listing, HTTP 404");
   if (!index && status == 404) {
     return make_error(
         ErrorKind::network,
@@ -87,6 +100,8 @@ Result<std::vector<Version>> list_remote_versions(const std::string& base,
   }
   if (!index) return index.error();
   auto versions = versions_in_index(*index);
+  if (versions.empty() && product == "cudnn")
+    return product_missing(url, product, "its index lists no redistrib_<version>.json");
   if (versions.empty()) {
     return make_error(ErrorKind::network,
                       url + ": the directory index lists no redistrib_<version>.json",

@@ -10,7 +10,6 @@
 #include <system_error>
 
 #include <nlohmann/json.hpp>
-#include <sys/file.h>
 
 #include "core/files.hpp"
 #include "core/text.hpp"
@@ -211,28 +210,6 @@ std::vector<Installed> installed_cudnn(const Store& store, Receipts receipts) {
         return dash == std::string::npos ? std::nullopt : Version::parse(name.substr(0, dash));
       },
       receipts);
-}
-
-Result<InstallLock> InstallLock::acquire(const fs::path& lock_file,
-                                         const std::function<void()>& on_wait) {
-  std::error_code ec;
-  fs::create_directories(lock_file.parent_path(), ec);
-  const int fd = ::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return make_error(ErrorKind::failure, "cannot open lock " + lock_file.string());
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    if (on_wait) on_wait();
-    if (::flock(fd, LOCK_EX) != 0) {
-      ::close(fd);
-      return make_error(ErrorKind::failure, "cannot lock " + lock_file.string());
-    }
-  }
-  return InstallLock(fd);
-}
-
-InstallLock::InstallLock(InstallLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-
-InstallLock::~InstallLock() {
-  if (fd_ >= 0) ::close(fd_);  // closing releases the flock
 }
 
 void remove_stale_staging(const fs::path& dir, const std::string& name) {

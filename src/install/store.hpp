@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "install/lock.hpp"
 
 namespace cudaenv::install {
 
@@ -24,7 +25,12 @@ struct Store {
   fs::path cudnn() const { return root / "cudnn"; }
   fs::path downloads() const { return root / "cache" / "downloads"; }
   fs::path manifests() const { return root / "cache" / "manifests"; }
+  // verify's build cache (verify::cache_root names the same directory).
+  fs::path verify_builds() const { return root / "cache" / "verify"; }
 };
+
+// The lock beside a cached download (<file>.lock), held while the file is written or deleted.
+inline fs::path download_lock_file(const fs::path& cached) { return cached.string() + ".lock"; }
 
 struct ReceiptComponent {
   std::string name;
@@ -79,24 +85,6 @@ std::vector<Installed> installed_toolkits(const Store& store, Receipts receipts 
 Status receipts_readable(const std::vector<Installed>& items);
 // Installed cuDNN builds, named <version>-cuda<major> (newest first).
 std::vector<Installed> installed_cudnn(const Store& store, Receipts receipts = Receipts::read);
-
-// An exclusive lock on one install target, held while the object lives. A second process
-// installing the same version waits for it.
-class InstallLock {
- public:
-  // `on_wait` is called once if the lock is busy, before blocking.
-  static Result<InstallLock> acquire(const fs::path& lock_file,
-                                     const std::function<void()>& on_wait);
-  InstallLock(InstallLock&& other) noexcept;
-  InstallLock& operator=(InstallLock&&) = delete;
-  InstallLock(const InstallLock&) = delete;
-  InstallLock& operator=(const InstallLock&) = delete;
-  ~InstallLock();
-
- private:
-  explicit InstallLock(int fd) : fd_(fd) {}
-  int fd_ = -1;
-};
 
 // Removes leftovers of killed installs of `name` (".staging-<name>-*", ".old-<name>-*",
 // ".replaced-<name>-*") in `dir`, and puts a replaced prefix back when none is in place.
