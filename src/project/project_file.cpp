@@ -1,5 +1,6 @@
 #include "project/project_file.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include <toml++/toml.h>
@@ -84,11 +85,16 @@ Result<std::map<std::string, VersionSpec>> framework_pins(const toml::table& roo
   if (frameworks == nullptr)
     return file_error(path, node->source().begin.line,
                       "frameworks must be a table: a [frameworks] line, then torch = \"2.3\"");
-  for (const auto& spec : project_file_keys()) {
-    if (spec.table != "frameworks") continue;
-    auto pin = spec_field(*frameworks, spec.key, text, path);
+  for (const auto& [key, value] : *frameworks) {  // every value a spec, known framework or not
+    (void)value;
+    auto pin = spec_field(*frameworks, key.str(), text, path);
     if (!pin) return pin.error();
-    if (*pin) pins.emplace(std::string(spec.key), **pin);
+    const auto is_known = [&](const KeySpec& spec) {
+      return spec.table == "frameworks" && spec.key == key.str();
+    };
+    const auto& known = project_file_keys();
+    if (*pin && std::any_of(known.begin(), known.end(), is_known))
+      pins.emplace(std::string(key.str()), **pin);
   }
   return pins;
 }
