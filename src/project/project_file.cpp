@@ -85,16 +85,15 @@ Result<std::map<std::string, VersionSpec>> framework_pins(const toml::table& roo
   if (frameworks == nullptr)
     return file_error(path, node->source().begin.line,
                       "frameworks must be a table: a [frameworks] line, then torch = \"2.3\"");
-  for (const auto& [key, value] : *frameworks) {  // every value a spec, known framework or not
-    (void)value;
-    auto pin = spec_field(*frameworks, key.str(), text, path);
+  for (const auto& entry : *frameworks) {  // every value a spec, known framework or not
+    const std::string_view name = entry.first.str();
+    auto pin = spec_field(*frameworks, name, text, path);
     if (!pin) return pin.error();
-    const auto is_known = [&](const KeySpec& spec) {
-      return spec.table == "frameworks" && spec.key == key.str();
-    };
     const auto& known = project_file_keys();
-    if (*pin && std::any_of(known.begin(), known.end(), is_known))
-      pins.emplace(std::string(key.str()), **pin);
+    const bool is_known = std::any_of(known.begin(), known.end(), [name](const KeySpec& spec) {
+      return spec.table == "frameworks" && spec.key == name;
+    });
+    if (*pin && is_known) pins.emplace(std::string(name), **pin);
   }
   return pins;
 }
