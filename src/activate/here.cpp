@@ -4,6 +4,7 @@
 #include "activate/toolkit_env.hpp"
 #include "core/ownership.hpp"
 #include "core/paths.hpp"
+#include "core/text.hpp"
 
 namespace cudaenv::activate {
 
@@ -40,6 +41,13 @@ Result<project::Selection> selection_for(const Environment& env, const fs::path&
 std::string describe_selection(const project::Selection& selection) {
   const auto spec = selection.cuda ? selection.cuda->str() : std::string("system");
   return spec + " (from " + project::describe_source(selection) + ")";
+}
+
+std::string warning_lines(const project::Selection& selection) {
+  std::string lines;
+  for (const auto& warning : selection.warnings)
+    lines += "warning: " + text::printable(warning.message, text::message_limit) + "\n";
+  return lines;
 }
 
 Result<Activated> activate_here(const Environment& current, const fs::path& cwd,

@@ -31,4 +31,8 @@ Result<Activated> activate_here(const Environment& current, const std::filesyste
 // "12.4 (from /repo/.cudaenv)", "12.4 (from CUDAENV_VERSION)": a selection for messages.
 std::string describe_selection(const project::Selection& selection);
 
+// The selection's warnings (keys of its file nobody reads), one "warning: …" line each, made
+// printable: they quote the file's text. Empty when there is none.
+std::string warning_lines(const project::Selection& selection);
+
 }  // namespace cudaenv::activate

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 
@@ -90,9 +91,48 @@ Error foreign_record_notice() {
 // environment or a record held.
 Changes managed_only(Changes changes) {
   std::erase_if(changes, [](const auto& change) {
-    return !is_managed_variable(change.first) && change.first != activation_variable;
+    return !is_managed_variable(change.first) && change.first != activation_variable &&
+           change.first != warned_variable;
   });
   return changes;
+}
+
+constexpr std::size_t warned_versions_kept = 8;
+
+// One version of a file: a short key of its path, device, inode, size and modification time.
+std::optional<std::string> file_version(const fs::path& path) {
+  struct stat status {};
+  if (::stat(path.c_str(), &status) != 0) return std::nullopt;
+  return path_key(path.string() + '\n' + std::to_string(status.st_dev) + ':' +
+                  std::to_string(status.st_ino) + ':' + std::to_string(status.st_size) + ':' +
+                  std::to_string(status.st_mtim.tv_sec) + '.' +
+                  std::to_string(status.st_mtim.tv_nsec));
+}
+
+// CUDAENV_WARNED as the keys it holds; anything else in it (it is input too) is dropped.
+std::vector<std::string> warned_versions(const Environment& env) {
+  auto keys = text::split(env.get(warned_variable).value_or(""), ':');
+  std::erase_if(keys, [](const std::string& key) {
+    return key.size() != 16 || key.find_first_not_of("0123456789abcdef") != std::string::npos;
+  });
+  return keys;
+}
+
+// The selection's warnings, unless this version of their file was warned about already; then
+// remembered in CUDAENV_WARNED.
+void add_warnings_once(const project::Selection& selection, const fs::path& file,
+                       HookOutcome& outcome, Environment& target) {
+  if (selection.warnings.empty()) return;
+  auto seen = warned_versions(target);
+  const auto version = file_version(file);
+  if (version && std::find(seen.begin(), seen.end(), *version) != seen.end()) return;
+  for (const auto& warning : selection.warnings)
+    outcome.problems.push_back(make_error(warning.kind, "warning: " + warning.message));
+  if (!version) return;
+  seen.push_back(*version);
+  if (seen.size() > warned_versions_kept)
+    seen.erase(seen.begin(), seen.end() - static_cast<std::ptrdiff_t>(warned_versions_kept));
+  target.set(warned_variable, text::join(seen, ":"));
 }
 
 }  // namespace
@@ -120,6 +160,10 @@ HookOutcome hook_env(const Environment& current, const fs::path& cwd) {
       target.set(activation_variable, encode(record_activation(activated->base, target)));
     if (activated->selection.source == project::SelectionSource::project_file)
       project_file = activated->selection.file;
+    const auto& selection = activated->selection;
+    add_warnings_once(selection,
+                      selection.file.empty() ? paths::config_file(current) : selection.file,
+                      outcome, target);
   } else {
     outcome.problems.push_back(activated.error());
     target = without_activation(current);

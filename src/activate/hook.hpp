@@ -14,6 +14,10 @@
 
 namespace cudaenv::activate {
 
+// The versions of files whose warnings the hook has said already (see hook_env), most recent
+// last: exported, so a shell started from this one does not repeat them either.
+constexpr const char* warned_variable = "CUDAENV_WARNED";
+
 struct HookOutcome {
   Changes changes;                 // to apply in the shell, CUDAENV_DIFF included
   std::vector<WatchedFile> watch;  // what decides whether the next prompt calls hook-env again
@@ -22,6 +26,9 @@ struct HookOutcome {
                                    // CUDAENV_DIFF cudaenv did not write (ignored)
 };
 
+// A file's warnings (unknown keys beside a valid pin) are said once per version of that file
+// (its path, device, inode, size and modification time), not at each re-entry into the project;
+// errors, with which nothing is activated, are said whenever the hook runs hook-env.
 HookOutcome hook_env(const Environment& current, const std::filesystem::path& cwd);
 
 // What hook-env prints: the statements for stdout, and each problem as one line for stderr

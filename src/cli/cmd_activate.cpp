@@ -52,6 +52,7 @@ json selection_json(const activate::Activated& activated) {
 Status run_current(const CurrentOptions& options, Context& context) {
   auto activated = activate::activate_here(context.env, here(context));
   if (!activated) return activated.error();
+  context.err << activate::warning_lines(activated->selection);
   if (options.json) {
     context.out << selection_json(*activated).dump(2, ' ', true, json::error_handler_t::replace)
                 << '\n';

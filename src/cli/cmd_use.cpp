@@ -7,8 +7,10 @@
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "project/config.hpp"
+#include "project/file_access.hpp"
 #include "project/file_edit.hpp"
 #include "project/project_file.hpp"
+#include "project/selection.hpp"
 
 namespace cudaenv::cli {
 
@@ -25,8 +27,23 @@ Result<std::optional<VersionSpec>> optional_spec(const char* flag, const std::st
   return std::optional<VersionSpec>{*spec};
 }
 
+struct Edited {
+  std::string text;
+  std::vector<Error> warnings;  // keys the new text holds that nobody reads
+};
+
+// A file's new text, refused (and the file left as it is) when its parser refuses it.
+template <typename Parsed>
+Result<Edited> checked(std::string text, const fs::path& path, const Result<Parsed>& parsed) {
+  if (!parsed)
+    return make_error(parsed.error().kind,
+                      "cannot update " + path.string() + ": " + parsed.error().message,
+                      "fix the file by hand first; it was left as it is");
+  return Edited{std::move(text), parsed->warnings};
+}
+
 // The project file's new text, checked by the same parser the hook uses before anything is written.
-Result<std::string> edited_project_file(const fs::path& path, const UseOptions& options) {
+Result<Edited> edited_project_file(const fs::path& path, const UseOptions& options) {
   const auto existing = read_small_file_or_empty(path);
   if (!existing) return existing.error();
   auto text = project::bare_version_as_toml(*existing);
@@ -37,14 +54,10 @@ Result<std::string> edited_project_file(const fs::path& path, const UseOptions& 
   for (const auto& [name, value] : frameworks) {
     if (!value->empty()) text = project::set_string_key(text, "frameworks", name, *value);
   }
-  if (auto parsed = project::parse_project_file(text, path.string()); !parsed)
-    return make_error(parsed.error().kind,
-                      "cannot update " + path.string() + ": " + parsed.error().message,
-                      "fix the file by hand first; it was left as it is");
-  return text;
+  return checked(text, path, project::parse_project_file(text, path.string()));
 }
 
-Result<std::string> edited_config(const fs::path& path, const UseOptions& options) {
+Result<Edited> edited_config(const fs::path& path, const UseOptions& options) {
   if (!options.cudnn.empty() || !options.torch.empty() || !options.tensorflow.empty() ||
       !options.jax.empty())
     return make_error(ErrorKind::usage, "--global sets only the default CUDA version",
@@ -52,14 +65,21 @@ Result<std::string> edited_config(const fs::path& path, const UseOptions& option
   const auto existing = read_small_file_or_empty(path);
   if (!existing) return existing.error();
   const auto text = project::set_string_key(*existing, "", "cuda", options.spec);
-  if (auto parsed = project::parse_config(text, path); !parsed)
-    return make_error(parsed.error().kind,
-                      "cannot update " + path.string() + ": " + parsed.error().message,
-                      "fix the file by hand first; it was left as it is");
-  return text;
+  return checked(text, path, project::parse_config(text, path));
 }
 
 Status validate_specs(const UseOptions& options) {
+  if (options.unset && !options.spec.empty())
+    return make_error(ErrorKind::usage, "--unset takes no SPEC",
+                      "cudaenv use --unset removes this directory's pin; cudaenv use SPEC sets it");
+  if (!options.unset && options.spec.empty())
+    return make_error(ErrorKind::usage, "SPEC is required",
+                      "cudaenv use 12.4 pins a version here; cudaenv use --unset removes the pin");
+  if (options.unset || (options.global && options.spec == "system")) return Ok{};
+  if (options.spec == "system")
+    return make_error(ErrorKind::usage,
+                      "SPEC: \"system\" is a pin only for --global (cudaenv use --global system)",
+                      "to remove this directory's pin: cudaenv use --unset");
   const std::pair<const char*, const std::string*> specs[] = {{"SPEC", &options.spec},
                                                               {"--cudnn", &options.cudnn},
                                                               {"--torch", &options.torch},
@@ -108,27 +128,141 @@ Status install_if_missing(const UseOptions& options, Context& context) {
   return run_install_command(install, context);
 }
 
+fs::path target_file(const UseOptions& options, const Context& context) {
+  return options.global ? paths::config_file(context.env)
+                        : paths::working_directory(context.env) / project::project_file_name;
+}
+
+// The file `use` would replace is ours to replace: a trusted config, a .cudaenv of our own in a
+// directory we can write. The hint offers what works without writing it.
+Status check_target_file(const UseOptions& options, const Context& context) {
+  const auto path = target_file(options, context);
+  if (options.global) {
+    if (auto trusted = ownership::check_config_file(path); !trusted) return trusted;
+    return project::check_replaceable(path, "set XDG_CONFIG_HOME to a directory you own");
+  }
+  const auto instead = options.unset ? std::string("set CUDAENV_VERSION=system in your shell")
+                                     : "set CUDAENV_VERSION=" + text::shell_quote(options.spec) +
+                                           " in your shell instead";
+  return project::check_replaceable(path, instead);
+}
+
+void print_warnings(const std::vector<Error>& warnings, Context& context) {
+  for (const auto& warning : warnings)
+    context.err << "warning: " << text::printable(warning.message, text::message_limit) << '\n';
+}
+
+// What applies here once the pin is gone: "13.0 (from ~/.config/cudaenv/config.toml)", "system".
+void print_now(Context& context) {
+  auto selection = project::select(context.env, paths::working_directory(context.env));
+  if (!selection) return;  // said by the next command that reads it
+  const bool nothing = selection->source == project::SelectionSource::system;
+  context.out << "now here: "
+              << (nothing ? std::string("system (nothing pins a version)")
+                          : text::printable(activate::describe_selection(*selection),
+                                            text::message_limit))
+              << '\n';
+}
+
+Status write_or_remove(const fs::path& path, const std::string& text, bool remove) {
+  if (!remove) return write_file_atomically(path, text);
+  std::error_code ec;
+  if (!fs::remove(path, ec) && ec)
+    return make_error(ErrorKind::failure, "cannot remove " + path.string() + ": " + ec.message());
+  return Ok{};
+}
+
+// --unset: the `cuda` line leaves this directory's .cudaenv, and the file goes when nothing
+// else is set in it. A pin in a parent directory's .cudaenv is not touched: it is named.
+Status unset_project_pin(const UseOptions& options, Context& context) {
+  const auto cwd = paths::working_directory(context.env);
+  const auto path = cwd / project::project_file_name;
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec))) {
+    if (auto nearest = project::find_project_file(cwd))
+      return make_error(
+          ErrorKind::not_found,
+          "no .cudaenv in " + cwd.string() + "; the pin here comes from " + nearest->string(),
+          "run cudaenv use --unset in " + nearest->parent_path().string());
+    context.out << "nothing to unset: no .cudaenv in " << text::printable(cwd.string()) << '\n';
+    return Ok{};
+  }
+  if (auto usable = check_target_file(options, context); !usable) return usable;
+  const auto existing = read_small_file(path);
+  if (!existing) return existing.error();
+  const auto remaining = project::remove_key(project::bare_version_as_toml(*existing), "", "cuda");
+  if (!remaining) {
+    context.out << "nothing to unset: " << text::printable(path.string(), text::message_limit)
+                << " pins no CUDA version\n";
+    return Ok{};
+  }
+  const bool remove = !project::has_settings(*remaining);
+  if (!remove) {
+    auto edited = checked(*remaining, path, project::parse_project_file(*remaining, path.string()));
+    if (!edited) return edited.error();
+  }
+  if (auto done = write_or_remove(path, *remaining, remove); !done) return done;
+  const auto shown = text::printable(path.string(), text::message_limit);
+  if (remove) {
+    context.out << "removed " << shown << " (it set nothing but cuda)\n";
+  } else {
+    context.out << "removed cuda from " << shown
+                << "; the file stays for its other settings, and selects the system toolkit\n";
+  }
+  print_now(context);
+  return Ok{};
+}
+
+// --global system (or --global --unset): the `cuda` line leaves the config, which keeps its other
+// settings and comments. Without a global pin the system toolkit applies outside projects.
+Status unset_global_pin(const UseOptions& options, Context& context) {
+  if (auto usable = check_target_file(options, context); !usable) return usable;
+  const auto path = paths::config_file(context.env);
+  const auto existing = read_small_file_or_empty(path);
+  if (!existing) return existing.error();
+  const auto remaining = project::remove_key(*existing, "", "cuda");
+  const auto shown = text::printable(path.string(), text::message_limit);
+  if (!remaining) {
+    context.out << "no global pin to remove: " << shown << " sets no cuda\n";
+  } else {
+    auto edited = checked(*remaining, path, project::parse_config(*remaining, path));
+    if (!edited) return edited.error();
+    if (auto written = write_file_atomically(path, edited->text); !written) return written;
+    context.out << "removed the global pin (cuda) from " << shown
+                << "; outside projects the system toolkit applies\n";
+  }
+  print_now(context);
+  return Ok{};
+}
+
+Status run_unpin(const UseOptions& options, Context& context) {
+  if (!options.cudnn.empty() || !options.torch.empty() || !options.tensorflow.empty() ||
+      !options.jax.empty() || options.install)
+    return make_error(ErrorKind::usage, "unpinning takes no other flag than --global",
+                      "cudaenv use --unset, or cudaenv use --global system");
+  return options.global ? unset_global_pin(options, context) : unset_project_pin(options, context);
+}
+
 }  // namespace
 
 Status run_use(const UseOptions& options, Context& context) {
   if (auto valid = validate_specs(options); !valid) return valid;
+  if (options.unset || (options.global && options.spec == "system"))
+    return run_unpin(options, context);
+  if (auto usable = check_target_file(options, context); !usable) return usable;
   if (auto trusted = ownership::check_data_root(paths::data_root(context.env)); !trusted)
     return trusted;
-  const auto path = options.global
-                        ? paths::config_file(context.env)
-                        : paths::working_directory(context.env) / project::project_file_name;
-  if (options.global) {
-    if (auto trusted = ownership::check_config_file(path); !trusted) return trusted;
-  }
-  auto text = options.global ? edited_config(path, options) : edited_project_file(path, options);
-  if (!text) return text.error();
+  const auto path = target_file(options, context);
+  auto edited = options.global ? edited_config(path, options) : edited_project_file(path, options);
+  if (!edited) return edited.error();
   warn_if_incompatible(options, context);
   if (options.install) {
     if (auto installed = install_if_missing(options, context); !installed) return installed;
   }
-  if (auto written = write_file_atomically(path, *text); !written) return written;
+  if (auto written = write_file_atomically(path, edited->text); !written) return written;
   context.out << "cuda = \"" << text::printable(options.spec) << "\" written to "
               << text::printable(path.string(), text::message_limit) << '\n';
+  print_warnings(edited->warnings, context);
   auto activated = activate::activate_here(context.env, paths::working_directory(context.env));
   if (!activated) {
     context.err << "warning: " << text::printable(activated.error().message, text::message_limit);
@@ -171,9 +305,13 @@ Status run_rehash(Context& context) {
 void add_use_commands(CLI::App& app, Context& context, Outcome& outcome) {
   auto options = std::make_shared<UseOptions>();
   auto* command = app.add_subcommand("use", "Pin a CUDA version for this directory (.cudaenv)");
-  command->add_option("SPEC", options->spec, "Version spec: 12, 12.4, 12.4.1, \">=12.1,<12.5\"")
-      ->required();
+  command->add_option("SPEC", options->spec,
+                      "Version spec: 12, 12.4, 12.4.1, \">=12.1,<12.5\"; with --global, "
+                      "\"system\" removes the global pin");
   command->add_flag("--global", options->global, "Set the default in the global config instead");
+  command->add_flag("--unset", options->unset,
+                    "Remove the pin: the cuda key of ./.cudaenv (the file when nothing else is "
+                    "left), or with --global the config's");
   command->add_option("--cudnn", options->cudnn, "Also pin a cuDNN version");
   command->add_option("--torch", options->torch, "Pin a PyTorch version in [frameworks]");
   command->add_option("--tensorflow", options->tensorflow, "Pin a TensorFlow version");

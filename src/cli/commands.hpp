@@ -85,6 +85,7 @@ struct UseOptions {
   std::string cudnn, torch, tensorflow, jax;
   bool global = false;
   bool install = false;
+  bool unset = false;  // --unset: remove the pin instead (--global system does it globally)
 };
 // Writes .cudaenv (or, with --global, the config) keeping comments and unknown keys; warns, never
 // fails, when the version is not installed or this machine cannot run it.

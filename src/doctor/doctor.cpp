@@ -40,8 +40,11 @@ DoctorFacts gather_facts(const probe::ProbeContext& context) {
     const auto source = project::describe_source(*selection);
     facts.selected_by =
         selection->source == project::SelectionSource::environment ? "CUDAENV_VERSION" : source;
+    for (const auto& warning : selection->warnings)  // keys of the file that nobody reads
+      facts.selection_problem += (facts.selection_problem.empty() ? "" : " | ") + warning.message;
   } else {
-    facts.selection_problem = selection.error().message;
+    facts.selection_problem = selection.error().message +
+                              (selection.error().hint.empty() ? "" : "; " + selection.error().hint);
   }
   return facts;
 }

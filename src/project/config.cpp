@@ -5,6 +5,7 @@
 #include "core/files.hpp"
 #include "core/ownership.hpp"
 #include "core/toml_guard.hpp"
+#include "project/schema.hpp"
 
 namespace cudaenv::project {
 
@@ -30,6 +31,21 @@ Result<std::optional<T>> read_value(const std::filesystem::path& path,
   return config_error(path, node.node()->source(), std::string(key) + " must be " + type_name);
 }
 
+// The schema's verdict on the keys nobody reads (see Config::warnings).
+Status check_unknown_keys(const toml::table& root, std::string_view text,
+                          const std::filesystem::path& path, Config& config) {
+  for (const auto& unknown : unknown_keys(root, config_keys())) {
+    const auto where = path.string() + ":" + std::to_string(unknown.line) + ": ";
+    if (unknown.suggests_cuda && !config.cuda)
+      return make_error(ErrorKind::usage, where + unknown.problem + "; " + unknown.suggestion,
+                        "write cuda = \"" + raw_value_on_line(text, unknown.line) +
+                            "\" at the top of " + path.string());
+    config.warnings.push_back(make_error(
+        ErrorKind::usage, where + unknown.problem + " (ignored); " + unknown.suggestion));
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 Result<Config> load_config(const std::filesystem::path& path) {
@@ -48,6 +64,9 @@ Result<Config> parse_config(std::string_view text, const std::filesystem::path& 
   } catch (const toml::parse_error& e) {
     return config_error(path, e.source(), std::string(e.description()));
   }
+  if (const auto* download = root.get("download"); download != nullptr && !download->is_table())
+    return config_error(path, download->source(),
+                        "download must be a table: a [download] line, then jobs = 8 below it");
   const toml::node_view<const toml::node> view{root};
   Config config;
   auto cuda = read_value<std::string>(path, view["cuda"], "cuda", "a string");
@@ -68,6 +87,7 @@ Result<Config> parse_config(std::string_view text, const std::filesystem::path& 
   if (*jobs) config.jobs = static_cast<int>(**jobs);
   config.ca_bundle = *ca;
   if (*stall) config.stall_timeout = static_cast<int>(**stall);
+  if (auto checked = check_unknown_keys(root, text, path, config); !checked) return checked.error();
   return config;
 }
 

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -23,6 +24,10 @@ struct Config {
   std::optional<int> jobs;
   std::optional<std::string> ca_bundle;
   std::optional<int> stall_timeout;
+  // Keys the schema does not know, each with its file:line and a suggestion; ignored. A key that
+  // was probably meant as `cuda` (`cdua`, `CUDA`, `cuda` below [download]) in a file without a
+  // valid `cuda` is an error instead: the global default must not silently become the system's.
+  std::vector<Error> warnings;
 };
 
 // A missing file is an empty configuration; a malformed one is an error naming the file and line.

@@ -104,9 +104,36 @@ std::string bare_version_as_toml(std::string_view text) {
   auto lines = text::lines(text);
   for (auto& line : lines) {
     const auto content = without_comment(line);
-    if (!content.empty()) line = "cuda = " + toml_string(content);  // the one version line
+    if (content.empty()) continue;
+    // The one version line: what follows the version (blanks, a comment) stays as written.
+    const auto after_version = line.find(content) + content.size();
+    const auto comment = line.find('#');
+    const auto tail = comment == std::string::npos ? std::string() : line.substr(after_version);
+    line = "cuda = " + toml_string(content) + tail;
   }
   return joined(lines);
+}
+
+std::optional<std::string> remove_key(std::string_view text, std::string_view table,
+                                      std::string_view key) {
+  auto lines = text::lines(text);
+  std::string current_table;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (auto header = table_header(lines[i])) {
+      current_table = *header;
+    } else if (current_table == table && assigns_key(lines[i], key)) {
+      lines.erase(lines.begin() + static_cast<std::ptrdiff_t>(i));
+      return joined(lines);
+    }
+  }
+  return std::nullopt;
+}
+
+bool has_settings(std::string_view text) {
+  for (const auto& line : text::lines(text)) {
+    if (!without_comment(line).empty()) return true;
+  }
+  return false;
 }
 
 }  // namespace cudaenv::project

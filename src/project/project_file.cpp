@@ -1,5 +1,6 @@
 #include "project/project_file.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include <toml++/toml.h>
@@ -7,6 +8,7 @@
 #include "core/files.hpp"
 #include "core/text.hpp"
 #include "core/toml_guard.hpp"
+#include "project/schema.hpp"
 
 namespace cudaenv::project {
 
@@ -51,17 +53,68 @@ std::optional<std::string> bare_version(std::string_view text) {
 
 namespace {
 
-Result<std::optional<VersionSpec>> spec_field(const toml::table& table, const char* key,
-                                              const std::string& path) {
+// `key = "value"` with the value as written on `line`, for a hint ("write cuda = \"13.0\"").
+std::string written_as(std::string_view text, std::size_t line, std::string_view key) {
+  const auto raw = raw_value_on_line(text, line);
+  return std::string(key) + " = \"" + (raw.empty() ? "12.1" : raw) + "\"";
+}
+
+Result<std::optional<VersionSpec>> spec_field(const toml::table& table, std::string_view key,
+                                              std::string_view text, const std::string& path) {
   const auto* node = table.get(key);
   if (node == nullptr) return std::optional<VersionSpec>{};
   const auto line = node->source().begin.line;
   const auto value = node->value<std::string>();
   if (!value)
-    return file_error(path, line, std::string(key) + " must be a quoted version such as \"12.1\"");
+    return make_error(ErrorKind::usage,
+                      path + ":" + std::to_string(line) + ": " + std::string(key) +
+                          " must be a quoted version such as \"12.1\"",
+                      "write " + written_as(text, line, key));
   auto spec = VersionSpec::parse(*value);
   if (!spec) return file_error(path, line, std::string(key) + ": " + spec.error().message);
   return std::optional<VersionSpec>{*spec};
+}
+
+Result<std::map<std::string, VersionSpec>> framework_pins(const toml::table& root,
+                                                          std::string_view text,
+                                                          const std::string& path) {
+  std::map<std::string, VersionSpec> pins;
+  const auto* node = root.get("frameworks");
+  if (node == nullptr) return pins;
+  const auto* frameworks = node->as_table();
+  if (frameworks == nullptr)
+    return file_error(path, node->source().begin.line,
+                      "frameworks must be a table: a [frameworks] line, then torch = \"2.3\"");
+  for (const auto& entry : *frameworks) {  // every value a spec, known framework or not
+    const std::string_view name = entry.first.str();
+    auto pin = spec_field(*frameworks, name, text, path);
+    if (!pin) return pin.error();
+    const auto& known = project_file_keys();
+    const bool is_known = std::any_of(known.begin(), known.end(), [name](const KeySpec& spec) {
+      return spec.table == "frameworks" && spec.key == name;
+    });
+    if (*pin && is_known) pins.emplace(std::string(name), **pin);
+  }
+  return pins;
+}
+
+// A key nobody reads, in a file that pins no CUDA version: refused, so that the system toolkit
+// is not silently used in place of what the file meant.
+Error refused_key(const UnknownKey& unknown, std::string_view text, const std::string& path) {
+  const auto where = path + ":" + std::to_string(unknown.line) + ": ";
+  const auto hint = unknown.suggests_cuda
+                        ? "write " + written_as(text, unknown.line, "cuda") + " on line " +
+                              std::to_string(unknown.line)
+                        : std::string(
+                              "a .cudaenv without a valid cuda key must not hold unknown "
+                              "keys: nothing was activated; fix the key, or add cuda = "
+                              "\"12.1\"");
+  return make_error(ErrorKind::usage, where + unknown.problem + "; " + unknown.suggestion, hint);
+}
+
+Error ignored_key(const UnknownKey& unknown, const std::string& path) {
+  return make_error(ErrorKind::usage, path + ":" + std::to_string(unknown.line) + ": " +
+                                          unknown.problem + " (ignored); " + unknown.suggestion);
 }
 
 }  // namespace
@@ -81,19 +134,18 @@ Result<ProjectFile> parse_project_file(std::string_view text, const std::string&
   } catch (const toml::parse_error& e) {
     return file_error(path, e.source().begin.line, std::string(e.description()));
   }
-  auto cuda = spec_field(root, "cuda", path);
+  auto cuda = spec_field(root, "cuda", text, path);
   if (!cuda) return cuda.error();
-  auto cudnn = spec_field(root, "cudnn", path);
+  auto cudnn = spec_field(root, "cudnn", text, path);
   if (!cudnn) return cudnn.error();
+  auto frameworks = framework_pins(root, text, path);
+  if (!frameworks) return frameworks.error();
   file.cuda = *cuda;
   file.cudnn = *cudnn;
-  if (const auto* frameworks = root.get_as<toml::table>("frameworks")) {
-    for (const auto& [key, value] : *frameworks) {
-      (void)value;
-      auto spec = spec_field(*frameworks, std::string(key.str()).c_str(), path);
-      if (!spec) return spec.error();
-      if (*spec) file.frameworks.emplace(std::string(key.str()), **spec);
-    }
+  file.frameworks = std::move(*frameworks);
+  for (const auto& unknown : unknown_keys(root, project_file_keys())) {
+    if (!file.cuda) return refused_key(unknown, text, path);
+    file.warnings.push_back(ignored_key(unknown, path));
   }
   return file;
 }

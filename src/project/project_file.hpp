@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/version.hpp"
@@ -20,13 +21,19 @@ struct ProjectFile {
   std::optional<VersionSpec> cuda;
   std::optional<VersionSpec> cudnn;
   std::map<std::string, VersionSpec> frameworks;  // torch, tensorflow, jax
+  // Keys the schema does not know, beside a valid `cuda`: ignored, each said with its file:line
+  // and a suggestion. (Without a valid `cuda` an unknown key is an error: see parse_project_file.)
+  std::vector<Error> warnings;
 };
 
 // The version of a file that holds only a version ("12.1", besides comments and blank lines);
 // nullopt for any other text, TOML included.
 std::optional<std::string> bare_version(std::string_view text);
 
-// Errors name the file and the line: "/repo/.cudaenv:2: cuda: invalid version spec "x"".
+// Errors name the file and the line: "/repo/.cudaenv:2: cuda: invalid version spec "x"". A key
+// the schema (project/schema.hpp) does not know is an error when the file sets no valid `cuda`
+// (it was probably meant as the pin: `cdua`, `CUDA`, a `cuda` below [frameworks]; the system
+// toolkit must not be used in its place), and a warning beside a valid `cuda`.
 Result<ProjectFile> parse_project_file(std::string_view text, const std::string& path);
 Result<ProjectFile> read_project_file(const std::filesystem::path& path);
 

@@ -25,11 +25,13 @@ Result<Selection> select(const Environment& env, const std::filesystem::path& cw
     selection.cudnn = parsed->cudnn;
     selection.source = SelectionSource::project_file;
     selection.file = *file;
+    selection.warnings = std::move(parsed->warnings);
     return selection;
   }
   const auto config_path = paths::config_file(env);
   auto config = load_config(config_path);
   if (!config) return config.error();
+  selection.warnings = std::move(config->warnings);
   if (config->cuda) {
     auto spec = VersionSpec::parse(*config->cuda);
     if (!spec)

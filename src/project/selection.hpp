@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/environment.hpp"
 #include "core/error.hpp"
@@ -19,7 +20,8 @@ struct Selection {
   std::optional<VersionSpec> cuda;  // nullopt: the system's toolkit, environment left as it is
   std::optional<VersionSpec> cudnn;
   SelectionSource source = SelectionSource::system;
-  std::filesystem::path file;  // the .cudaenv or config.toml that set it
+  std::filesystem::path file;   // the .cudaenv or config.toml that set it
+  std::vector<Error> warnings;  // keys of the file read that nobody reads (file:line, suggestion)
 };
 
 // Errors: a malformed CUDAENV_VERSION, .cudaenv or config file, naming it.
