@@ -30,7 +30,7 @@ Result<std::string> edited_project_file(const fs::path& path, const UseOptions& 
   const auto existing = read_small_file_or_empty(path);
   if (!existing) return existing.error();
   auto text = project::bare_version_as_toml(*existing);
-  text = project::set_string_key(text, "", "cuda", options.spec);
+  if (!options.spec.empty()) text = project::set_string_key(text, "", "cuda", options.spec);
   if (!options.cudnn.empty()) text = project::set_string_key(text, "", "cudnn", options.cudnn);
   const std::pair<const char*, const std::string*> frameworks[] = {
       {"torch", &options.torch}, {"tensorflow", &options.tensorflow}, {"jax", &options.jax}};
@@ -111,6 +111,11 @@ Status install_if_missing(const UseOptions& options, Context& context) {
 }  // namespace
 
 Status run_use(const UseOptions& options, Context& context) {
+  const bool pins_framework =
+      !options.torch.empty() || !options.tensorflow.empty() || !options.jax.empty();
+  if (options.spec.empty() && (options.global || (!pins_framework && options.cudnn.empty())))
+    return make_error(ErrorKind::usage, "SPEC: name the CUDA version to pin",
+                      "cudaenv use 12.4, or pin a framework alone: cudaenv use --torch 2.9");
   if (auto valid = validate_specs(options); !valid) return valid;
   if (auto trusted = ownership::check_data_root(paths::data_root(context.env)); !trusted)
     return trusted;
@@ -127,8 +132,10 @@ Status run_use(const UseOptions& options, Context& context) {
     if (auto installed = install_if_missing(options, context); !installed) return installed;
   }
   if (auto written = write_file_atomically(path, *text); !written) return written;
-  context.out << "cuda = \"" << text::printable(options.spec) << "\" written to "
-              << text::printable(path.string(), text::message_limit) << '\n';
+  context.out << (options.spec.empty() ? std::string("pins")
+                                       : "cuda = \"" + text::printable(options.spec) + "\"")
+              << " written to " << text::printable(path.string(), text::message_limit) << '\n';
+  if (pins_framework) print_pinned_pip_lines(context);
   auto activated = activate::activate_here(context.env, paths::working_directory(context.env));
   if (!activated) {
     context.err << "warning: " << text::printable(activated.error().message, text::message_limit);
@@ -171,8 +178,7 @@ Status run_rehash(Context& context) {
 void add_use_commands(CLI::App& app, Context& context, Outcome& outcome) {
   auto options = std::make_shared<UseOptions>();
   auto* command = app.add_subcommand("use", "Pin a CUDA version for this directory (.cudaenv)");
-  command->add_option("SPEC", options->spec, "Version spec: 12, 12.4, 12.4.1, \">=12.1,<12.5\"")
-      ->required();
+  command->add_option("SPEC", options->spec, "Version spec: 12, 12.4, 12.4.1, \">=12.1,<12.5\"");
   command->add_flag("--global", options->global, "Set the default in the global config instead");
   command->add_option("--cudnn", options->cudnn, "Also pin a cuDNN version");
   command->add_option("--torch", options->torch, "Pin a PyTorch version in [frameworks]");

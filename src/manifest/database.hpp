@@ -24,6 +24,7 @@ struct CudaRelease {
   std::optional<Version> min_driver;  // Linux x86_64 driver for full support
   std::optional<Version> nvcc;        // the cuda_nvcc component's version
   Provenance provenance;
+  std::optional<Version> cudart;  // the cuda_cudart component's: tells apart releases of one nvcc
 };
 
 // Minor-version compatibility of a major family (12.x runs on any driver >= 525.60.13).

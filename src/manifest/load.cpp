@@ -133,7 +133,7 @@ void read_cuda(const toml::table& root, FieldReader& r, Database& db) {
   for_each_table(root, "release", [&](const toml::table& t) {
     db.cuda_releases.push_back({r.required_version(t, "version"), r.text(t, "label", false),
                                 r.version(t, "min_driver", false), r.version(t, "nvcc", false),
-                                r.provenance(t)});
+                                r.provenance(t), r.version(t, "cudart", false)});
   });
   for_each_table(root, "family", [&](const toml::table& t) {
     db.cuda_families.push_back(
