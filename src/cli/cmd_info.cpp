@@ -110,12 +110,19 @@ class InfoPrinter {
                           ? "CUDA_HOME"
                           : shown(toolkit.found_at[i]));
       }
-      std::string value = resolve::toolkit_name(toolkit) + "  " + shown(toolkit.path);
+      // The release leads (what install and .cudaenv take); nvcc's version follows in detail.
+      const auto releases = resolve::possible_releases(toolkit);
+      std::string value =
+          (releases.size() == 1 ? releases.front().str() : resolve::toolkit_name(toolkit)) + "  " +
+          shown(toolkit.path);
       std::string detail = "from " + shown(toolkit.version_source);
-      if (toolkit.cudart_version) detail += ", cudart " + toolkit.cudart_version->str();
+      if (toolkit.nvcc_version) detail += ", nvcc " + toolkit.nvcc_version->str();
+      // Where the database named the release, the versions it went by.
       if (toolkit.version_source != "version.json" && toolkit.version_source != "version.txt" &&
-          toolkit.version_source != "dpkg" && !resolve::possible_releases(toolkit).empty())
+          toolkit.version_source != "dpkg" && !releases.empty()) {
+        if (toolkit.cudart_version) detail += ", cudart " + toolkit.cudart_version->str();
         detail += ", release from the compatibility database";
+      }
       if (toolkit.from_wheels) detail += ", assembled from NVIDIA pip wheels";
       value += styled("  (" + detail + "; via " + text::join(via, ", ") + ")", Tone::dim, colour_);
       first ? line("Toolkits", value) : continuation(value);

@@ -55,7 +55,9 @@ void name_toolkits(const manifest::Database& db, std::vector<probe::ToolkitFacts
 }
 
 std::vector<Version> possible_releases(const probe::ToolkitFacts& toolkit) {
-  if (toolkit.release_known && toolkit.version) return {*toolkit.version};
+  // Without nvcc's version, a version can only have come from a release record.
+  if (toolkit.version && (toolkit.release_known || !toolkit.nvcc_version))
+    return {*toolkit.version};
   return toolkit.candidate_releases;
 }
 
