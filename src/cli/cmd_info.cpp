@@ -8,7 +8,9 @@
 #include "cli/terminal.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
+#include "manifest/load.hpp"
 #include "probe/machine.hpp"
+#include "resolve/toolkit_identity.hpp"
 
 namespace cudaenv::cli {
 
@@ -108,10 +110,19 @@ class InfoPrinter {
                           ? "CUDA_HOME"
                           : shown(toolkit.found_at[i]));
       }
+      // The release leads (what install and .cudaenv take); nvcc's version follows in detail.
+      const auto releases = resolve::possible_releases(toolkit);
       std::string value =
-          (toolkit.version ? toolkit.version->str() : "?") + "  " + shown(toolkit.path);
+          (releases.size() == 1 ? releases.front().str() : resolve::toolkit_name(toolkit)) + "  " +
+          shown(toolkit.path);
       std::string detail = "from " + shown(toolkit.version_source);
       if (toolkit.nvcc_version) detail += ", nvcc " + toolkit.nvcc_version->str();
+      // Where the database named the release, the versions it went by.
+      if (toolkit.version_source != "version.json" && toolkit.version_source != "version.txt" &&
+          toolkit.version_source != "dpkg" && !releases.empty()) {
+        if (toolkit.cudart_version) detail += ", cudart " + toolkit.cudart_version->str();
+        detail += ", release from the compatibility database";
+      }
       if (toolkit.from_wheels) detail += ", assembled from NVIDIA pip wheels";
       value += styled("  (" + detail + "; via " + text::join(via, ", ") + ")", Tone::dim, colour_);
       first ? line("Toolkits", value) : continuation(value);
@@ -167,8 +178,15 @@ class InfoPrinter {
 }  // namespace
 
 int run_info(const InfoOptions& options, Context& context) {
-  const auto facts = probe::probe_machine({context.sysroot, context.loader, context.runner,
-                                           context.env, paths::data_root(context.env)});
+  const auto data_root = paths::data_root(context.env);
+  auto facts = probe::probe_machine(
+      {context.sysroot, context.loader, context.runner, context.env, data_root});
+  // Without the database (a broken override copy), toolkits keep the names they record.
+  if (auto db = manifest::load_default_database(data_root)) {
+    resolve::name_toolkits(*db, facts.toolkits);
+  } else {
+    facts.notes.push_back("toolkit releases not named: " + db.error().message);
+  }
   if (options.json) {
     context.out << info_to_json(facts).dump(2, ' ', true, nlohmann::json::error_handler_t::replace)
                 << '\n';

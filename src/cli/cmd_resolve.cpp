@@ -9,7 +9,10 @@
 #include "manifest/load.hpp"
 #include "probe/compilers.hpp"
 #include "probe/driver.hpp"
+#include "project/project_file.hpp"
+#include "resolve/pip_lines.hpp"
 #include "resolve/resolver.hpp"
+#include "resolve/toolkit_identity.hpp"
 
 namespace cudaenv::cli {
 
@@ -144,10 +147,13 @@ json to_json(const resolve::Resolution& resolution, const TargetReport& report) 
     out["driver"]["required"] = version_or_null(best.driver.full_minimum);
     out["driver"]["minor_compat_floor"] = version_or_null(best.driver.compat_floor);
     for (const auto& f : best.frameworks) {
-      out["frameworks"].push_back({{"name", f.name},
-                                   {"version", f.version},
-                                   {"variant", f.variant},
-                                   {"install", f.install}});
+      out["frameworks"].push_back(
+          {{"name", f.name},
+           {"version", f.version},
+           {"variant", f.variant},
+           {"install", f.install},
+           {"uv_install", resolve::pip_command(f.pip_args, resolve::PipTool::uv)},
+           {"pip_args", f.pip_args}});
     }
     out["warnings"] = best.warnings;
     for (const auto& fact : best.unconfirmed) {
@@ -234,6 +240,7 @@ class ResolvePrinter {
     for (const auto& f : best.frameworks) {
       row(f.name, f.version + (f.variant.empty() ? "" : " " + f.variant) + "  " +
                       styled(f.install, Tone::dim, colour_));
+      row("", styled(resolve::pip_command(f.pip_args, resolve::PipTool::uv), Tone::dim, colour_));
     }
     for (const auto& warning : best.warnings) row("Warning", styled(warning, Tone::warn, colour_));
     for (const auto& fact : best.unconfirmed) {
@@ -265,14 +272,72 @@ struct Resolved {
   TargetReport target;
 };
 
+struct ProjectPins {
+  ResolveOptions options;
+  std::optional<std::filesystem::path> file;  // the .cudaenv they came from; nullopt: the flags
+};
+
+bool names_versions(const ResolveOptions& options) {
+  return !options.cuda.empty() || !options.cudnn.empty() || !options.torch.empty() ||
+         !options.tensorflow.empty() || !options.jax.empty();
+}
+
+// Without version flags, the nearest .cudaenv's pins are the request (and a pinned framework
+// with no build for the pinned CUDA is an error naming both).
+Result<ProjectPins> project_pins(const ResolveOptions& options, Context& context) {
+  ProjectPins pins{options, std::nullopt};
+  if (names_versions(options)) return pins;
+  const auto file = project::find_project_file(paths::working_directory(context.env));
+  if (!file) return pins;
+  auto parsed = project::read_project_file(*file);
+  if (!parsed) return parsed.error();
+  pins.file = *file;
+  const auto spec_text = [](const std::optional<VersionSpec>& spec) {
+    return spec ? spec->str() : std::string();
+  };
+  pins.options.cuda = spec_text(parsed->cuda);
+  pins.options.cudnn = spec_text(parsed->cudnn);
+  const std::pair<const char*, std::string ResolveOptions::*> frameworks[] = {
+      {"torch", &ResolveOptions::torch},
+      {"tensorflow", &ResolveOptions::tensorflow},
+      {"jax", &ResolveOptions::jax}};
+  for (const auto& [name, field] : frameworks) {
+    if (const auto it = parsed->frameworks.find(name); it != parsed->frameworks.end())
+      pins.options.*field = it->second.str();
+  }
+  return pins;
+}
+
+// A spec that names an nvcc version ("13.0.88") asks for the release that ships it ("13.0.2").
+void cuda_as_release(const manifest::Database& db, resolve::Request& request,
+                     TargetReport& report) {
+  if (!request.cuda) return;
+  const auto release = resolve::install_spec(db, *request.cuda);
+  if (release == request.cuda->str()) return;
+  report.notes.push_back(request.cuda->str() + " is nvcc's version: resolving CUDA " + release);
+  request.cuda = VersionSpec::parse(release).value();
+}
+
 // The request and target from the flags, the database, the answer: what both entry points share.
-Result<Resolved> resolve_options(const ResolveOptions& options, Context& context) {
+Result<Resolved> resolve_options(const ResolveOptions& flags, Context& context) {
+  auto pins = project_pins(flags, context);
+  if (!pins) return pins.error();
+  const auto& options = pins->options;
   auto request = build_request(options);
-  if (!request) return request.error();
+  if (!request)
+    return pins->file ? request.error().with_context(pins->file->string()) : request.error();
   auto target = build_target(options, context);
   if (!target) return target.error();
   auto db = manifest::load_default_database(paths::data_root(context.env));
   if (!db) return db.error();
+  cuda_as_release(*db, *request, *target);
+  if (pins->file) {
+    target->notes.insert(target->notes.begin(), "pins from " + pins->file->string());
+    if (request->torch && request->cuda) {
+      if (auto mismatch = resolve::torch_cuda_mismatch(*db, *request->torch, *request->cuda))
+        return mismatch->with_context(pins->file->string());
+    }
+  }
   if (const auto unknown = resolve::unknown_versions(*db, *request); !unknown.empty()) {
     return make_error(
         ErrorKind::not_found, "unknown version: " + text::join(unknown, ", "),

@@ -9,9 +9,11 @@
 #include "core/text.hpp"
 #include "install/remote.hpp"
 #include "install/uninstall.hpp"
+#include "manifest/load.hpp"
 #include "probe/toolkits.hpp"
 #include "project/config.hpp"
 #include "project/selection.hpp"
+#include "resolve/toolkit_identity.hpp"
 
 namespace cudaenv::cli {
 
@@ -37,13 +39,15 @@ json installed_json(const std::vector<install::Installed>& items) {
   return list;
 }
 
-std::vector<probe::ToolkitFacts> system_toolkits(Context& context) {
+// Named by release where the toolkit records none (resolve::name_toolkits), newest first.
+std::vector<probe::ToolkitFacts> system_toolkits(Context& context, const manifest::Database* db) {
   auto found = probe::probe_toolkits(
       {context.sysroot, context.runner, context.env, paths::data_root(context.env)});
   std::erase_if(found, [](const auto& t) {
     return std::find(t.origins.begin(), t.origins.end(), probe::ToolkitOrigin::cudaenv) !=
            t.origins.end();
   });
+  if (db) resolve::name_toolkits(*db, found);
   return found;
 }
 
@@ -65,23 +69,25 @@ void print_installed(const std::vector<install::Installed>& items, const char* l
 struct Active {
   std::string path;  // empty: the selected version is not installed
   std::string source;
-  std::string wanted;  // the selected spec, for the "not installed" line
+  std::string wanted;   // the selected spec, for the "not installed" line
+  std::string install;  // what `cudaenv install` takes for it: the release, never nvcc's version
 };
 
 std::optional<Active> active_toolkit(const install::Store& store,
                                      const std::vector<probe::ToolkitFacts>& system,
-                                     Context& context) {
+                                     const manifest::Database* db, Context& context) {
   auto selection = project::select(context.env, paths::working_directory(context.env));
   if (!selection) return std::nullopt;  // a broken .cudaenv is reported by the commands that use it
   if (selection->cuda) {
     auto match = project::installed_match(*selection, store);
     return Active{match ? match->path.string() : "", project::describe_source(*selection),
-                  selection->cuda->str()};
+                  selection->cuda->str(),
+                  db ? resolve::install_spec(*db, *selection->cuda) : selection->cuda->str()};
   }
   for (const auto& t : system) {
     if (std::find(t.origins.begin(), t.origins.end(), probe::ToolkitOrigin::path_nvcc) !=
         t.origins.end()) {
-      return Active{t.path, "system (nvcc on PATH)", ""};
+      return Active{t.path, "system (nvcc on PATH)", "", ""};
     }
   }
   return std::nullopt;
@@ -98,13 +104,18 @@ Status run_list(const StoreOptions& options, Context& context) {
   for (const auto* items : {&toolkits, &cudnn}) {
     if (auto readable = install::receipts_readable(*items); !readable) return readable.error();
   }
-  const auto system = system_toolkits(context);
-  const auto active = active_toolkit(store, system, context);
+  const auto db = manifest::load_default_database(store.root);
+  const auto* known = db ? &*db : nullptr;
+  const auto system = system_toolkits(context, known);
+  const auto active = active_toolkit(store, system, known, context);
   if (options.json) {
     json found = json::array();
     for (const auto& t : system) {
       found.push_back(
-          {{"version", t.version ? json(t.version->str()) : json(nullptr)}, {"path", t.path}});
+          {{"version", t.version ? json(t.version->str()) : json(nullptr)},
+           {"nvcc_version", t.nvcc_version ? json(t.nvcc_version->str()) : json(nullptr)},
+           {"name", resolve::toolkit_name(t)},
+           {"path", t.path}});
     }
     json active_json =
         active ? json{{"path", active->path}, {"source", active->source}} : json(nullptr);
@@ -126,13 +137,13 @@ Status run_list(const StoreOptions& options, Context& context) {
   context.out << styled("Found on the system", Tone::heading, context.colour) << '\n';
   if (system.empty()) context.out << "  (none)\n";
   for (const auto& t : system) {
-    context.out << marker(active, t.path) << (t.version ? t.version->str() : "?") << "  "
+    context.out << marker(active, t.path) << resolve::toolkit_name(t) << "  "
                 << styled(t.path, Tone::dim, context.colour) << '\n';
   }
   if (active && !active->path.empty()) context.out << "* active here (" << active->source << ")\n";
   if (active && active->path.empty()) {
     context.out << "CUDA " << active->wanted << " is selected here (" << active->source
-                << ") but not installed: cudaenv install " << active->wanted << '\n';
+                << ") but not installed: cudaenv install " << active->install << '\n';
   }
   return Ok{};
 }

@@ -47,7 +47,7 @@ Result<Edited> edited_project_file(const fs::path& path, const UseOptions& optio
   const auto existing = read_small_file_or_empty(path);
   if (!existing) return existing.error();
   auto text = project::bare_version_as_toml(*existing);
-  text = project::set_string_key(text, "", "cuda", options.spec);
+  if (!options.spec.empty()) text = project::set_string_key(text, "", "cuda", options.spec);
   if (!options.cudnn.empty()) text = project::set_string_key(text, "", "cudnn", options.cudnn);
   const std::pair<const char*, const std::string*> frameworks[] = {
       {"torch", &options.torch}, {"tensorflow", &options.tensorflow}, {"jax", &options.jax}};
@@ -68,13 +68,19 @@ Result<Edited> edited_config(const fs::path& path, const UseOptions& options) {
   return checked(text, path, project::parse_config(text, path));
 }
 
+bool pins_framework(const UseOptions& options) {
+  return !options.torch.empty() || !options.tensorflow.empty() || !options.jax.empty();
+}
+
 Status validate_specs(const UseOptions& options) {
   if (options.unset && !options.spec.empty())
     return make_error(ErrorKind::usage, "--unset takes no SPEC",
                       "cudaenv use --unset removes this directory's pin; cudaenv use SPEC sets it");
-  if (!options.unset && options.spec.empty())
+  if (!options.unset && options.spec.empty() &&
+      (options.global || (!pins_framework(options) && options.cudnn.empty())))
     return make_error(ErrorKind::usage, "SPEC is required",
-                      "cudaenv use 12.4 pins a version here; cudaenv use --unset removes the pin");
+                      "cudaenv use 12.4 pins a version here (or a framework alone: cudaenv use "
+                      "--torch 2.9); cudaenv use --unset removes the pin");
   if (options.unset || (options.global && options.spec == "system")) return Ok{};
   if (options.spec == "system")
     return make_error(ErrorKind::usage,
@@ -260,9 +266,11 @@ Status run_use(const UseOptions& options, Context& context) {
     if (auto installed = install_if_missing(options, context); !installed) return installed;
   }
   if (auto written = write_file_atomically(path, edited->text); !written) return written;
-  context.out << "cuda = \"" << text::printable(options.spec) << "\" written to "
-              << text::printable(path.string(), text::message_limit) << '\n';
+  context.out << (options.spec.empty() ? std::string("pins")
+                                       : "cuda = \"" + text::printable(options.spec) + "\"")
+              << " written to " << text::printable(path.string(), text::message_limit) << '\n';
   print_warnings(edited->warnings, context);
+  if (pins_framework(options)) print_pinned_pip_lines(context);
   auto activated = activate::activate_here(context.env, paths::working_directory(context.env));
   if (!activated) {
     context.err << "warning: " << text::printable(activated.error().message, text::message_limit);

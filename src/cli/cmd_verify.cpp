@@ -15,6 +15,7 @@
 #include "probe/machine.hpp"
 #include "project/selection.hpp"
 #include "resolve/rules.hpp"
+#include "resolve/toolkit_identity.hpp"
 #include "verify/verify.hpp"
 
 namespace cudaenv::cli {
@@ -50,8 +51,8 @@ class VerifyPrinter {
   std::string dim(const std::string& text) { return styled(text, Tone::dim, colour_); }
 
   void print_toolkit(const verify::SelectedToolkit& toolkit) {
-    row("Toolkit", "CUDA " + (toolkit.facts.version ? toolkit.facts.version->str() : "?") + "  " +
-                       toolkit.facts.path + dim("  (" + toolkit.reason + ")"));
+    row("Toolkit", "CUDA " + resolve::toolkit_name(toolkit.facts) + "  " + toolkit.facts.path +
+                       dim("  (" + toolkit.reason + ")"));
   }
 
   void print_build(const verify::Verification& v) {

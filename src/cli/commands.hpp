@@ -43,6 +43,10 @@ struct ResolveAnswer {
   resolve::Resolution resolution;
 };
 Result<ResolveAnswer> resolve_here(const ResolveOptions& options, Context& context);
+// `cudaenv pip-args`; and the pip and uv lines for what the nearest .cudaenv pins (a warning when
+// none fits), printed by `use` after it pins a framework.
+void add_pip_command(CLI::App& app, Context& context, Outcome& outcome);
+void print_pinned_pip_lines(Context& context);
 
 }  // namespace cudaenv::cli
 

@@ -1,5 +1,7 @@
 #include "cli/info_json.hpp"
 
+#include "resolve/toolkit_identity.hpp"
+
 namespace cudaenv::cli {
 
 namespace {
@@ -8,6 +10,12 @@ using json = nlohmann::ordered_json;
 
 json optional_version(const std::optional<Version>& version) {
   return version ? json(version->str()) : json(nullptr);
+}
+
+json versions_json(const std::vector<Version>& versions) {
+  json list = json::array();
+  for (const auto& version : versions) list.push_back(version.str());
+  return list;
 }
 
 json driver_json(const std::optional<probe::DriverFacts>& driver) {
@@ -53,6 +61,10 @@ json toolkits_json(const std::vector<probe::ToolkitFacts>& toolkits) {
          {"version", optional_version(toolkit.version)},
          {"release", toolkit.version ? json(toolkit.version->major_minor().str()) : json(nullptr)},
          {"nvcc_version", optional_version(toolkit.nvcc_version)},
+         {"cudart_version", optional_version(toolkit.cudart_version)},
+         {"release_known", toolkit.release_known},
+         {"candidate_releases", versions_json(toolkit.candidate_releases)},
+         {"name", resolve::toolkit_name(toolkit)},
          {"version_source", toolkit.version_source},
          {"from_wheels", toolkit.from_wheels},
          {"origins", origins}});

@@ -121,6 +121,8 @@ json verification_to_json(const verify::Verification& v) {
   out["fix"] = v.cause ? json(v.cause->fix) : json(nullptr);
   out["toolkit"] = {
       {"version", toolkit.facts.version ? json(toolkit.facts.version->str()) : json(nullptr)},
+      {"nvcc_version",
+       toolkit.facts.nvcc_version ? json(toolkit.facts.nvcc_version->str()) : json(nullptr)},
       {"path", toolkit.facts.path},
       {"selected_by", toolkit.selected_by},
       {"reason", toolkit.reason}};

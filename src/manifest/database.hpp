@@ -28,6 +28,7 @@ struct CudaRelease {
   std::optional<Version> min_driver;  // Linux x86_64 driver for full support; nullopt: unknown
   std::optional<Version> nvcc;        // the cuda_nvcc component's version
   Provenance provenance;
+  std::optional<Version> cudart;  // the cuda_cudart component's: tells apart releases of one nvcc
   // A release the redist index lists but whose driver floor is not known: the resolver offers
   // it only when asked to (--include-unchecked).
   bool unchecked() const { return !min_driver.has_value(); }

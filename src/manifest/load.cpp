@@ -135,15 +135,17 @@ void merge_cuda_redist(const toml::table& root, FieldReader& r, Database& db) {
   for_each_table(root, "redist", [&](const toml::table& t) {
     const auto version = r.required_version(t, "version");
     const auto nvcc = r.version(t, "nvcc", false);
+    const auto cudart = r.version(t, "cudart", false);
     const auto it = std::find_if(db.cuda_releases.begin(), db.cuda_releases.end(),
                                  [&](const CudaRelease& c) { return c.version == version; });
     if (it != db.cuda_releases.end()) {
       if (!it->nvcc) it->nvcc = nvcc;
+      if (!it->cudart) it->cudart = cudart;
       return;
     }
     db.cuda_releases.push_back(
         {version, r.text(t, "release_label", false), std::nullopt, nvcc,
-         Provenance{{"MAN"}, "unconfirmed", "", "listed in NVIDIA's redist index only"}});
+         Provenance{{"MAN"}, "unconfirmed", "", "listed in NVIDIA's redist index only"}, cudart});
   });
 }
 
@@ -170,7 +172,7 @@ void read_cuda(const toml::table& root, FieldReader& r, Database& db) {
   for_each_table(root, "release", [&](const toml::table& t) {
     db.cuda_releases.push_back({r.required_version(t, "version"), r.text(t, "label", false),
                                 r.version(t, "min_driver", false), r.version(t, "nvcc", false),
-                                r.provenance(t)});
+                                r.provenance(t), r.version(t, "cudart", false)});
   });
   merge_cuda_redist(root, r, db);
   for_each_table(root, "family", [&](const toml::table& t) {

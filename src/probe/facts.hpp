@@ -50,8 +50,13 @@ struct ToolkitFacts {
   std::optional<Version>
       version;  // the release ("12.4.1"), or nvcc's version when no release is recorded
   std::string version_source;  // "version.json", "version.txt", "dist-info", "nvcc --version"
-  std::optional<Version> nvcc_version;  // "12.4.131"
-  bool from_wheels = false;             // assembled from NVIDIA's pip wheels
+  std::optional<Version> nvcc_version;    // "12.4.131"
+  std::optional<Version> cudart_version;  // "13.0.96": tells apart releases sharing one nvcc
+  // `version` is the release: recorded by the toolkit, or named by the compatibility database
+  // (resolve::name_toolkits). False: it is nvcc's version.
+  bool release_known = false;
+  std::vector<Version> candidate_releases;  // nvcc fits several releases; nothing told which
+  bool from_wheels = false;                 // assembled from NVIDIA's pip wheels
   std::vector<ToolkitOrigin> origins;
   std::vector<std::string> found_at;  // the paths it was reached through
 };

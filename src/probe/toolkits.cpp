@@ -25,12 +25,28 @@ std::string parent_of(const std::string& path) {
 // NVIDIA's pip wheels install nvcc as site-packages/nvidia/cuda_nvcc (12.x) or
 // site-packages/nvidia/cu13 (13.x), with "nvidia_cuda_nvcc[_cuNN]-<version>.dist-info" two levels
 // up; toolkits assembled from wheels keep those records in a dist-info/ folder of their own.
-std::optional<Version> nvcc_wheel_version(const Sysroot& sysroot, const std::string& prefix) {
-  static const std::regex record(R"(nvidia_cuda_nvcc(_cu[0-9]+)?-([0-9.]+)\.dist-info)");
+// `wheel` is the name after "nvidia_": "cuda_nvcc", "cuda_runtime".
+std::optional<Version> wheel_version(const Sysroot& sysroot, const std::string& prefix,
+                                     const std::string& wheel) {
+  const std::regex record("nvidia_" + wheel + R"((_cu[0-9]+)?-([0-9.]+)\.dist-info)");
   for (const auto& directory : {prefix + "/dist-info", prefix + "/../.."}) {
     for (const auto& name : sysroot.list_directory(directory)) {
       std::smatch match;
       if (std::regex_match(name, match, record)) return Version::parse(match[2].str());
+    }
+  }
+  return std::nullopt;
+}
+
+// The runtime library's full file name carries its version (libcudart.so.12.4.127) in the
+// runfile and apt layouts; wheels only ship libcudart.so.13, their dist-info names it instead.
+std::optional<Version> cudart_version(const Sysroot& sysroot, const std::string& prefix) {
+  if (auto wheel = wheel_version(sysroot, prefix, "cuda_runtime")) return wheel;
+  static const std::regex library(R"(libcudart\.so\.([0-9]+\.[0-9]+\.[0-9]+))");
+  for (const char* directory : {"/lib64", "/lib", "/targets/x86_64-linux/lib"}) {
+    for (const auto& name : sysroot.list_directory(prefix + directory)) {
+      std::smatch match;
+      if (std::regex_match(name, match, library)) return Version::parse(match[1].str());
     }
   }
   return std::nullopt;
@@ -122,7 +138,8 @@ std::optional<ToolkitVersion> dpkg_version(const std::string& prefix,
   for (const char* meta :
        {"cuda-toolkit", "cuda-compiler", "cuda-minimal-build", "cuda-libraries"}) {
     if (auto release = package_version(meta)) {
-      return ToolkitVersion{release, package_version("cuda-nvcc"), "dpkg", false};
+      return ToolkitVersion{release, package_version("cuda-nvcc"), package_version("cuda-cudart"),
+                            "dpkg", false};
     }
   }
   return std::nullopt;
@@ -138,6 +155,8 @@ std::optional<ToolkitFacts> inspect(const Sysroot& sysroot, ProcessRunner& runne
   facts.path = *real;
   facts.version = version->release ? version->release : version->nvcc;
   facts.nvcc_version = version->nvcc;
+  facts.cudart_version = version->cudart;
+  facts.release_known = version->release.has_value();
   facts.version_source = version->source;
   facts.from_wheels = version->from_wheels;
   facts.origins.push_back(candidate.origin);
@@ -168,6 +187,7 @@ ToolkitVersion parse_version_json(std::string_view json) {
   };
   version.release = read("cuda");
   version.nvcc = read("cuda_nvcc");
+  version.cudart = read("cuda_cudart");
   version.source = "version.json";
   return version;
 }
@@ -212,16 +232,17 @@ std::optional<ToolkitVersion> read_toolkit_version(const Sysroot& sysroot, Proce
   }
   if (auto txt = sysroot.read_file(prefix + "/version.txt")) {
     if (auto release = parse_version_txt(*txt))
-      return ToolkitVersion{release, std::nullopt, "version.txt", false};
+      return ToolkitVersion{release, std::nullopt, std::nullopt, "version.txt", false};
   }
   const auto nvcc = prefix + "/bin/nvcc";
   if (!sysroot.is_executable_file(nvcc)) return std::nullopt;
   if (auto packaged = dpkg_version(prefix, packages)) return packaged;
-  if (auto wheel = nvcc_wheel_version(sysroot, prefix)) {
-    return ToolkitVersion{std::nullopt, wheel, "dist-info", true};
+  if (auto wheel = wheel_version(sysroot, prefix, "cuda_nvcc")) {
+    return ToolkitVersion{std::nullopt, wheel, cudart_version(sysroot, prefix), "dist-info", true};
   }
   if (auto reported = run_nvcc_version(runner, sysroot, nvcc)) {
-    return ToolkitVersion{std::nullopt, reported, "nvcc --version", false};
+    return ToolkitVersion{std::nullopt, reported, cudart_version(sysroot, prefix), "nvcc --version",
+                          false};
   }
   return std::nullopt;
 }

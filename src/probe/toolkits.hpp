@@ -32,6 +32,7 @@ std::optional<DefaultLinkFacts> probe_default_link(const Sysroot& sysroot);
 struct ToolkitVersion {
   std::optional<Version> release;  // "12.4.1": only version.json/version.txt record it
   std::optional<Version> nvcc;     // "12.4.131"
+  std::optional<Version> cudart;   // "12.4.127"
   std::string source;
   bool from_wheels = false;
 };
@@ -49,7 +50,7 @@ std::optional<ToolkitVersion> read_toolkit_version(const Sysroot& sysroot, Proce
 
 // "Cuda compilation tools, release 13.0, V13.0.88" -> 13.0.88.
 std::optional<Version> parse_nvcc_version_output(std::string_view output);
-// version.json's "cuda" and "cuda_nvcc" entries.
+// version.json's "cuda", "cuda_nvcc" and "cuda_cudart" entries.
 ToolkitVersion parse_version_json(std::string_view json);
 // "CUDA Version 11.0.228" (toolkits up to 11.0).
 std::optional<Version> parse_version_txt(std::string_view text);

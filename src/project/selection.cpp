@@ -1,5 +1,7 @@
 #include "project/selection.hpp"
 
+#include <algorithm>
+
 #include "core/paths.hpp"
 #include "project/config.hpp"
 #include "project/project_file.hpp"
@@ -44,12 +46,41 @@ Result<Selection> select(const Environment& env, const std::filesystem::path& cw
   return selection;
 }
 
+namespace {
+
+// The cuda_nvcc component's version in an install's receipt.
+std::optional<Version> receipt_nvcc(const install::Installed& installed) {
+  if (!installed.receipt) return std::nullopt;
+  for (const auto& component : installed.receipt->components) {
+    if (component.name == "cuda_nvcc") return Version::parse(component.version);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool spec_names_toolkit(const VersionSpec& spec, const std::vector<Version>& releases,
+                        const std::optional<Version>& nvcc) {
+  if (releases.empty()) return nvcc && spec.matches(*nvcc);
+  if (std::any_of(releases.begin(), releases.end(),
+                  [&](const Version& release) { return spec.matches(release); }))
+    return true;
+  return nvcc && spec.is_exact_beyond(2) && spec.matches(*nvcc);
+}
+
 std::optional<install::Installed> installed_match(const Selection& selection,
                                                   const install::Store& store,
                                                   install::Receipts receipts) {
   if (!selection.cuda) return std::nullopt;
   for (auto& installed : install::installed_toolkits(store, receipts)) {  // newest first
     if (selection.cuda->matches(installed.version)) return installed;
+  }
+  // Only a spec written out exactly can be a compiler's version; receipts are read only then, so
+  // the prompt hook's usual case stays as cheap as before.
+  if (!selection.cuda->is_exact_beyond(2)) return std::nullopt;
+  for (auto& installed : install::installed_toolkits(store, install::Receipts::read)) {
+    if (spec_names_toolkit(*selection.cuda, {installed.version}, receipt_nvcc(installed)))
+      return installed;
   }
   return std::nullopt;
 }

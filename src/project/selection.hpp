@@ -27,7 +27,15 @@ struct Selection {
 // Errors: a malformed CUDAENV_VERSION, .cudaenv or config file, naming it.
 Result<Selection> select(const Environment& env, const std::filesystem::path& cwd);
 
-// The newest installed toolkit matching the selection, if any.
+// Whether `spec` names a toolkit known by `releases` (its release, or the releases it may be) and
+// by its nvcc version: "13.0", "13.0.2" and "13.0.88" all name CUDA 13.0.2 (nvcc 13.0.88). nvcc's
+// version counts only written out exactly (ranges and prefixes speak of releases), except for a
+// toolkit whose release is unknown, which only its nvcc version can name.
+bool spec_names_toolkit(const VersionSpec& spec, const std::vector<Version>& releases,
+                        const std::optional<Version>& nvcc);
+
+// The newest installed toolkit matching the selection, if any: by release, else (a spec such as
+// "13.0.88") by the nvcc version its receipt records.
 std::optional<install::Installed> installed_match(
     const Selection& selection, const install::Store& store,
     install::Receipts receipts = install::Receipts::read);

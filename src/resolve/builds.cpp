@@ -3,24 +3,18 @@
 #include <algorithm>
 
 #include "core/reversed.hpp"
+#include "resolve/pip_lines.hpp"
 
 namespace cudaenv::resolve {
 
 namespace {
 
-std::string pin(const std::string& package, const VersionSpec& spec, const Version& series) {
-  if (spec.is_exact_beyond(series.size())) return package + "==" + spec.str();
-  return package + "==" + series.str() + ".*";
-}
-
-std::string torch_install(const manifest::PytorchRelease& release,
-                          const manifest::PytorchVariant& variant, const VersionSpec& spec) {
-  auto command = "pip install \"" + pin("torch", spec, release.version) + "\"";
-  if (variant.tag == release.pypi_default) return command;
-  auto index = release.index_url;
-  if (const auto at = index.find("{tag}"); at != std::string::npos)
-    index.replace(at, 5, variant.tag);
-  return command + " --index-url " + index;
+// The choice with its pip arguments and the pip line made of them.
+FrameworkChoice choice(std::string name, std::string version, std::string variant,
+                       std::vector<std::string> pip_args, Version rank) {
+  auto line = pip_command(pip_args, PipTool::pip);
+  return {std::move(name), std::move(version),  std::move(variant),
+          std::move(line), std::move(pip_args), std::move(rank)};
 }
 
 std::vector<FrameworkBuild> torch_builds(const manifest::Database& db, const VersionSpec& spec) {
@@ -31,8 +25,8 @@ std::vector<FrameworkBuild> torch_builds(const manifest::Database& db, const Ver
         spec.is_exact_beyond(release.version.size()) ? spec.str() : release.version.str();
     for (const auto& variant : release.variants) {
       FrameworkBuild build;
-      build.choice = {"torch", shown, variant.tag, torch_install(release, variant, spec),
-                      release.version};
+      build.choice = choice("torch", shown, variant.tag, torch_pip_args(release, variant, spec),
+                            release.version);
       build.cuda_major_minor = variant.cuda;
       build.cudnn_exact = variant.cudnn;
       build.torch_variant = &variant;
@@ -53,10 +47,10 @@ std::vector<FrameworkBuild> tensorflow_builds(const manifest::Database& db,
     // installed.
     const bool and_cuda = release.version >= *Version::parse("2.14");
     FrameworkBuild build;
-    build.choice = {"tensorflow", release.version.str(), "",
-                    std::string("pip install \"tensorflow") + (and_cuda ? "[and-cuda]" : "") +
-                        "==" + release.version.str() + "\"",
-                    release.version};
+    build.choice = choice(
+        "tensorflow", release.version.str(), "",
+        {std::string("tensorflow") + (and_cuda ? "[and-cuda]" : "") + "==" + release.version.str()},
+        release.version);
     build.cuda_major_minor = release.cuda;
     build.cudnn_series = release.cudnn;
     build.provenance = &release.provenance;
@@ -71,8 +65,8 @@ std::vector<FrameworkBuild> jax_builds(const manifest::Database& db, const Versi
     const auto major = *Version::parse(std::to_string(plugin.cuda_major));
     if (!spec.matches(major)) continue;
     FrameworkBuild build;
-    build.choice = {"jax", "latest", "cuda" + std::to_string(plugin.cuda_major),
-                    "pip install -U \"" + plugin.pip_extra + "\"", major};
+    build.choice = choice("jax", "latest", "cuda" + std::to_string(plugin.cuda_major),
+                          {"-U", plugin.pip_extra}, major);
     build.cuda_range = plugin.cuda;
     build.cudnn_range = plugin.cudnn;
     build.min_compute_capability = plugin.min_compute_capability;

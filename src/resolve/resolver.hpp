@@ -30,11 +30,12 @@ struct Request {
 };
 
 struct FrameworkChoice {
-  std::string name;     // "torch", "tensorflow", "jax"
-  std::string version;  // "2.5" (a series) or the exact version asked for
-  std::string variant;  // "cu124", "cuda12"; empty for TensorFlow
-  std::string install;  // the pip command line
-  Version rank;         // what preference compares: the framework's version
+  std::string name;                   // "torch", "tensorflow", "jax"
+  std::string version;                // "2.5" (a series) or the exact version asked for
+  std::string variant;                // "cu124", "cuda12"; empty for TensorFlow
+  std::string install;                // the pip command line
+  std::vector<std::string> pip_args;  // what follows `pip install` in it (resolve/pip_lines.hpp)
+  Version rank;                       // what preference compares: the framework's version
 };
 
 // A fact the answer rests on that no primary source states (confidence "inferred" or

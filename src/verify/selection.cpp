@@ -6,6 +6,7 @@
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "project/selection.hpp"
+#include "resolve/toolkit_identity.hpp"
 
 namespace cudaenv::verify {
 
@@ -26,7 +27,7 @@ SelectedToolkit selected(const probe::ToolkitFacts& toolkit, const Sysroot& sysr
 std::string found_list(const std::vector<probe::ToolkitFacts>& toolkits) {
   std::vector<std::string> found;
   for (const auto& toolkit : toolkits) {
-    found.push_back((toolkit.version ? toolkit.version->str() : "?") + " (" + toolkit.path + ")");
+    found.push_back(resolve::toolkit_name(toolkit) + " (" + toolkit.path + ")");
   }
   return found.empty() ? "none" : text::join(found, ", ");
 }
@@ -35,7 +36,9 @@ std::string found_list(const std::vector<probe::ToolkitFacts>& toolkits) {
 const probe::ToolkitFacts* highest_match(const std::vector<probe::ToolkitFacts>& toolkits,
                                          const VersionSpec& spec, bool in_store) {
   for (const auto& toolkit : toolkits) {
-    if (!toolkit.version || !spec.matches(*toolkit.version)) continue;
+    if (!project::spec_names_toolkit(spec, resolve::possible_releases(toolkit),
+                                     toolkit.nvcc_version))
+      continue;
     if (reached_through(toolkit, probe::ToolkitOrigin::cudaenv) == in_store) return &toolkit;
   }
   return nullptr;
@@ -44,7 +47,7 @@ const probe::ToolkitFacts* highest_match(const std::vector<probe::ToolkitFacts>&
 Result<SelectedToolkit> by_spec(const VersionSpec& spec, const std::string& selected_by,
                                 const std::string& reason,
                                 const std::vector<probe::ToolkitFacts>& toolkits,
-                                const Sysroot& sysroot) {
+                                const Sysroot& sysroot, const manifest::Database* db) {
   for (const bool in_store : {true, false}) {
     if (const auto* toolkit = highest_match(toolkits, spec, in_store)) {
       return selected(*toolkit, sysroot, selected_by, reason);
@@ -53,7 +56,8 @@ Result<SelectedToolkit> by_spec(const VersionSpec& spec, const std::string& sele
   return make_error(ErrorKind::not_found,
                     "CUDA " + spec.str() + " (" + reason +
                         ") is not installed; toolkits found: " + found_list(toolkits),
-                    "install it with 'cudaenv install " + spec.str() + "'");
+                    "install it with 'cudaenv install " +
+                        (db ? resolve::install_spec(*db, spec) : spec.str()) + "'");
 }
 
 // The system's toolkit, where a user who never heard of cudaenv would get one.
@@ -92,12 +96,13 @@ Result<SelectedToolkit> select_toolkit(const SelectionRequest& request,
                                        const std::vector<probe::ToolkitFacts>& toolkits,
                                        const Sysroot& sysroot) {
   if (request.spec) {
-    return by_spec(*request.spec, "spec", "SPEC " + request.spec->str(), toolkits, sysroot);
+    return by_spec(*request.spec, "spec", "SPEC " + request.spec->str(), toolkits, sysroot,
+                   request.db);
   }
   if (request.active) {
     const auto& active = *request.active;
     return by_spec(active.spec, active.origin, active.origin + "=" + active.spec.str(), toolkits,
-                   sysroot);
+                   sysroot, request.db);
   }
   return system_toolkit(toolkits, sysroot);
 }

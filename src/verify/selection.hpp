@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/sysroot.hpp"
 #include "core/version.hpp"
+#include "manifest/database.hpp"
 #include "probe/facts.hpp"
 
 namespace cudaenv::verify {
@@ -28,6 +29,8 @@ Result<std::optional<ActiveVersion>> active_version(const Environment& env);
 struct SelectionRequest {
   std::optional<VersionSpec> spec;      // verify's SPEC argument
   std::optional<ActiveVersion> active;  // consulted when there is no SPEC
+  // Names "not installed" hints by release ("13.0.2" for "13.0.88"); nullptr: as written.
+  const manifest::Database* db = nullptr;
 };
 
 struct SelectedToolkit {
@@ -40,8 +43,9 @@ struct SelectedToolkit {
 };
 
 // A spec picks the highest matching toolkit in cudaenv's store, else the highest matching one
-// found on the machine; without one, the system's. Not found: ErrorKind::not_found, with a hint
-// naming `cudaenv install`. `toolkits` is probe's list, newest first.
+// found on the machine, by release or by nvcc version (project::spec_names_toolkit); without one,
+// the system's. Not found: ErrorKind::not_found, with a hint naming `cudaenv install`. `toolkits`
+// is probe's list, newest first.
 Result<SelectedToolkit> select_toolkit(const SelectionRequest& request,
                                        const std::vector<probe::ToolkitFacts>& toolkits,
                                        const Sysroot& sysroot);

@@ -1,6 +1,7 @@
 #include "verify/verify.hpp"
 
 #include "activate/toolkit_env.hpp"
+#include "resolve/toolkit_identity.hpp"
 #include "verify/embedded.hpp"
 
 namespace cudaenv::verify {
@@ -71,7 +72,11 @@ std::filesystem::path cache_root(const std::filesystem::path& data_root) {
 
 Result<Verification> verify_toolkit(const VerifyRequest& request, const VerifyInputs& inputs) {
   Verification verification;
-  auto toolkit = select_toolkit(request.selection, inputs.facts.toolkits, inputs.sysroot);
+  auto toolkits = inputs.facts.toolkits;
+  resolve::name_toolkits(inputs.db, toolkits);  // a spec may name the release or the nvcc
+  auto selection = request.selection;
+  selection.db = &inputs.db;
+  auto toolkit = select_toolkit(selection, toolkits, inputs.sysroot);
   if (!toolkit) return toolkit.error();
   verification.toolkit = std::move(*toolkit);
   if (request.cudnn) {

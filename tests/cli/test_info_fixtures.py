@@ -161,7 +161,7 @@ def container_machine_json_and_text(tmp):
         "version": "575.57.08", "cuda_version": None, "source": "/proc/driver/nvidia/version",
         "library": None, "open_kernel_module": True, "loaded": True}, "driver")
     check_equal(toolkit_lines(report),
-                ["12.9.86 /opt/cuda nvcc --version nvcc 12.9.86 via opt-cuda:/opt/cuda"], "toolkits")
+                ["12.9.1 /opt/cuda nvcc --version nvcc 12.9.86 via opt-cuda:/opt/cuda"], "toolkits")
     check_equal(report["default_link"], None, "default_link")
     check_equal(report["os"], {
         "id": "arch", "id_like": None, "version_id": None, "codename": None,
@@ -170,7 +170,8 @@ def container_machine_json_and_text(tmp):
     check_lines_in(out, [
         "Driver     575.57.08  (CUDA version unknown: libcuda not loadable)  "
         "[/proc/driver/nvidia/version]\n",
-        "Toolkits   12.9.86  /opt/cuda  (from nvcc --version, nvcc 12.9.86; via /opt/cuda)\n",
+        "Toolkits   12.9.1  /opt/cuda  (from nvcc --version, nvcc 12.9.86, cudart 12.9.79, "
+        "release from the compatibility database; via /opt/cuda)\n",
         "OS         Arch Linux, kernel 6.15.2-arch1-1, x86_64\n",
     ])
 
@@ -194,14 +195,14 @@ def ci_machine_without_driver(tmp):
     report = run_json(["info"], env)
     check_equal(report["driver"], None, "driver")
     check_equal(toolkit_lines(report), [
-        "13.0.88 /usr/local/cuda-13.0 dist-info nvcc 13.0.88 [wheels] via "
+        "13.0.2 /usr/local/cuda-13.0 dist-info nvcc 13.0.88 [wheels] via "
         "versioned-dir:/usr/local/cuda-13.0, default-link:/usr/local/cuda, PATH:/usr/local/cuda-13.0"],
         "toolkits")
     out = run(["info"], env, check_exit=0).stdout
     check_lines_in(out, [
         "Driver     none (no NVIDIA driver",
-        "Toolkits   13.0.88  /usr/local/cuda-13.0  (from dist-info, nvcc 13.0.88, "
-        "assembled from NVIDIA pip wheels; ",
+        "Toolkits   13.0.2  /usr/local/cuda-13.0  (from dist-info, nvcc 13.0.88, cudart 13.0.96, "
+        "release from the compatibility database, assembled from NVIDIA pip wheels; ",
         "OS         Debian GNU/Linux 12 (bookworm), kernel 6.8.0-1021-azure, x86_64\n",
     ])
 
