@@ -1,6 +1,7 @@
 #include "cli/app.hpp"
 
 #include "cli/activation_commands.hpp"
+#include "cli/cmd_db.hpp"
 #include "cli/commands.hpp"
 
 namespace cudaenv::cli {
@@ -12,6 +13,7 @@ int run_app(int argc, const char* const* argv, Context& context) {
     add_install_command(app, context, outcome);
     add_store_commands(app, context, outcome);
     add_mirror_command(app, context, outcome);
+    add_db_command(app, context, outcome);
     add_use_commands(app, context, outcome);
     add_activation_commands(app, context, outcome);
     add_doctor_command(app, context, outcome);
