@@ -16,6 +16,7 @@ namespace cudaenv::cli {
 namespace {
 
 using manifest::DatabaseOrigin;
+using json = nlohmann::ordered_json;
 
 struct DbOptions {
   bool json = false;
@@ -46,23 +47,24 @@ std::string source_line(const DatabaseOrigin& origin) {
   return "compiled in";
 }
 
-nlohmann::json origin_json(const manifest::SelectedDatabase& selected,
-                           std::chrono::system_clock::time_point now) {
+// A string, or null when it does not apply.
+json or_null(const std::string& value) { return value.empty() ? json() : json(value); }
+
+json origin_json(const manifest::SelectedDatabase& selected,
+                 std::chrono::system_clock::time_point now) {
   const auto& origin = selected.origin;
   const auto age = manifest::age_in_days(origin.date, now);
   const auto stale = manifest::stale_database_note(origin.revision, origin.date, now);
   return {{"revision", origin.revision},
-          {"date", origin.date.empty() ? nlohmann::json() : nlohmann::json(origin.date)},
-          {"age_days", age ? nlohmann::json(*age) : nlohmann::json()},
+          {"date", or_null(origin.date)},
+          {"age_days", age ? json(*age) : json()},
           {"stale", stale.has_value()},
           {"source", kind_name(origin.kind)},
-          {"url", origin.url.empty() ? nlohmann::json() : nlohmann::json(origin.url)},
-          {"updated_at",
-           origin.updated_at.empty() ? nlohmann::json() : nlohmann::json(origin.updated_at)},
-          {"directory",
-           origin.directory.empty() ? nlohmann::json() : nlohmann::json(origin.directory.string())},
+          {"url", or_null(origin.url)},
+          {"updated_at", or_null(origin.updated_at)},
+          {"directory", or_null(origin.directory.string())},
           {"local_files", origin.local_files},
-          {"note", origin.note.empty() ? nlohmann::json() : nlohmann::json(origin.note)},
+          {"note", or_null(origin.note)},
           {"cuda_releases", selected.db.cuda_releases.size()}};
 }
 
@@ -88,9 +90,8 @@ Status run_db_show(const DbOptions& options, Context& context) {
   if (!selected) return selected.error();
   const auto now = std::chrono::system_clock::now();
   if (options.json)
-    context.out
-        << origin_json(*selected, now).dump(2, ' ', true, nlohmann::json::error_handler_t::replace)
-        << '\n';
+    context.out << origin_json(*selected, now).dump(2, ' ', true, json::error_handler_t::replace)
+                << '\n';
   else
     print_origin(context.out, *selected, now);
   return Ok{};

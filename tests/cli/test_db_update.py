@@ -279,7 +279,10 @@ def mirror_create_publishes_a_database_that_db_update_accepts(tmp):
         run(["mirror", "create", str(tmp / "plain"), "--cuda", "12.4.1", "--components", "cuda_cudart",
              "--mirror", url], admin, check_exit=0)
     # Without an update, the compiled-in database is published, byte for byte.
-    index = json.loads((tmp / "plain" / "cudaenv" / "db" / "index.json").read_text())
+    index_path = tmp / "plain" / "cudaenv" / "db" / "index.json"
+    if not index_path.exists():
+        raise AssertionError(f"mirror create published no {index_path}")
+    index = json.loads(index_path.read_text())
     check(index["revision"] == compiled_in_revision() and index["format"] == 1, f"{index}")
     check(sorted(f["name"] for f in index["files"]) == sorted(p.name for p in REPO_MANIFESTS.glob("*.toml")),
           f"{index['files']}")
