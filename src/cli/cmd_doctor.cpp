@@ -112,8 +112,8 @@ Status run_doctor(const DoctorOptions& options, Context& context, Outcome& outco
   const auto facts = doctor::gather_facts(
       {context.sysroot, context.loader, context.runner, context.env, data_root});
   auto report = doctor::run_doctor(facts, selected->db);
-  if (auto stale = manifest::stale_database_note(
-          selected->origin.revision, selected->origin.date, std::chrono::system_clock::now()))
+  if (auto stale = manifest::stale_database_note(selected->origin.revision, selected->origin.date,
+                                                 std::chrono::system_clock::now()))
     report.active.notes.push_back(*stale);
   if (options.json) {
     context.out << report_to_json(report).dump(2, ' ', true, json::error_handler_t::replace)
