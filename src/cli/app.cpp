@@ -1,6 +1,7 @@
 #include "cli/app.hpp"
 
 #include "cli/activation_commands.hpp"
+#include "cli/cmd_db.hpp"
 #include "cli/commands.hpp"
 
 namespace cudaenv::cli {
@@ -14,6 +15,7 @@ int run_app(int argc, const char* const* argv, Context& context) {
     add_store_commands(app, context, outcome);
     add_cache_command(app, context, outcome);
     add_mirror_command(app, context, outcome);
+    add_db_command(app, context, outcome);
     add_use_commands(app, context, outcome);
     add_activation_commands(app, context, outcome);
     add_doctor_command(app, context, outcome);

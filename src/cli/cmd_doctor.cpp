@@ -11,6 +11,7 @@
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "doctor/doctor.hpp"
+#include "manifest/db_index.hpp"
 #include "manifest/load.hpp"
 
 namespace cudaenv::cli {
@@ -106,11 +107,14 @@ void print_report(std::ostream& out, const doctor::Report& report, bool colour) 
 
 Status run_doctor(const DoctorOptions& options, Context& context, Outcome& outcome) {
   const auto data_root = paths::data_root(context.env);
-  auto db = manifest::load_default_database(data_root);
-  if (!db) return db.error();
+  auto selected = manifest::load_selected_database(data_root);
+  if (!selected) return selected.error();
   const auto facts = doctor::gather_facts(
       {context.sysroot, context.loader, context.runner, context.env, data_root});
-  const auto report = doctor::run_doctor(facts, *db);
+  auto report = doctor::run_doctor(facts, selected->db);
+  if (auto stale = manifest::stale_database_note(selected->origin.revision, selected->origin.date,
+                                                 std::chrono::system_clock::now()))
+    report.active.notes.push_back(*stale);
   if (options.json) {
     context.out << report_to_json(report).dump(2, ' ', true, json::error_handler_t::replace)
                 << '\n';

@@ -46,6 +46,11 @@ Status run_mirror_create(const MirrorOptions& options, Context& context) {
         !status)
       return status;
   }
+  auto published = install::publish_database_in_use(options.directory, setup->store.root);
+  if (!published) return published.error();
+  context.out << "published the compatibility database (revision " << published->revision
+              << ") into " << (std::filesystem::path(options.directory) / "cudaenv" / "db").string()
+              << '\n';
   context.out << "serve it with any web server and install with: cudaenv install VERSION --mirror "
                  "<its URL>\n";
   return Ok{};

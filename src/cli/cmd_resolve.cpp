@@ -6,6 +6,7 @@
 #include "cli/terminal.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
+#include "manifest/db_index.hpp"
 #include "manifest/load.hpp"
 #include "probe/compilers.hpp"
 #include "probe/driver.hpp"
@@ -270,6 +271,7 @@ class ResolvePrinter {
 struct Resolved {
   ResolveAnswer answer;
   TargetReport target;
+  std::optional<std::string> stale_note;  // the database is older than 90 days
 };
 
 struct ProjectPins {
@@ -328,8 +330,9 @@ Result<Resolved> resolve_options(const ResolveOptions& flags, Context& context) 
     return pins->file ? request.error().with_context(pins->file->string()) : request.error();
   auto target = build_target(options, context);
   if (!target) return target.error();
-  auto db = manifest::load_default_database(paths::data_root(context.env));
-  if (!db) return db.error();
+  auto selected = manifest::load_selected_database(paths::data_root(context.env));
+  if (!selected) return selected.error();
+  auto* db = &selected->db;
   cuda_as_release(*db, *request, *target);
   if (pins->file) {
     target->notes.insert(target->notes.begin(), "pins from " + pins->file->string());
@@ -345,7 +348,10 @@ Result<Resolved> resolve_options(const ResolveOptions& flags, Context& context) 
   }
   auto kept = std::make_unique<manifest::Database>(std::move(*db));
   auto resolution = resolve::resolve(*kept, target->target, *request);
-  return Resolved{{std::move(kept), std::move(resolution)}, std::move(*target)};
+  return Resolved{{std::move(kept), std::move(resolution)},
+                  std::move(*target),
+                  manifest::stale_database_note(selected->origin.revision, selected->origin.date,
+                                                std::chrono::system_clock::now())};
 }
 
 }  // namespace
@@ -361,6 +367,7 @@ Status run_resolve(const ResolveOptions& options, Context& context, Outcome& out
   } else {
     ResolvePrinter(context.out, context.colour, options.verbose).print(resolution, target);
   }
+  if (resolved->stale_note) context.err << "note: " << *resolved->stale_note << '\n';
   outcome.exit_code = resolution.ok() ? 0 : static_cast<int>(ErrorKind::no_compatible_set);
   return Ok{};
 }

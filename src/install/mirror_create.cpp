@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/parallel.hpp"
+#include "install/db_update.hpp"
 #include "install/remote.hpp"
 
 namespace cudaenv::install {
@@ -83,6 +84,14 @@ Status create_mirror_release(const fs::path& dir, const std::string& upstream,
   // The manifest goes last: a mirror never lists a release whose archives are not all there.
   return write_filtered_manifest(redist / ("redistrib_" + release.version.str() + ".json"),
                                  release);
+}
+
+Result<manifest::DbIndex> publish_database_in_use(const fs::path& dir, const fs::path& data_root) {
+  auto selected = manifest::load_selected_database(data_root);
+  if (!selected) return selected.error();
+  auto date = selected->origin.date;
+  if (date.empty()) date = manifest::utc_timestamp(std::chrono::system_clock::now()).substr(0, 10);
+  return publish_database(dir, selected->files, selected->origin.revision, date);
 }
 
 }  // namespace cudaenv::install

@@ -11,6 +11,7 @@
 #include "install/components.hpp"
 #include "install/installer.hpp"
 #include "install/plan.hpp"
+#include "manifest/db_index.hpp"
 
 namespace cudaenv::install {
 
@@ -41,5 +42,10 @@ Result<MirrorRelease> plan_mirror_release(const MirrorRequest& request, const Re
 Status create_mirror_release(const fs::path& dir, const std::string& upstream,
                              const MirrorRelease& release, const InstallSettings& settings,
                              InstallObserver& observer);
+
+// Publishes the compatibility database in use (the compiled-in one, or a newer one `cudaenv db
+// update` installed in `data_root`) under <dir>/cudaenv/db/, for `cudaenv db update --mirror` on
+// the machines the mirror serves.
+Result<manifest::DbIndex> publish_database_in_use(const fs::path& dir, const fs::path& data_root);
 
 }  // namespace cudaenv::install

@@ -1,13 +1,12 @@
 #include "manifest/load.hpp"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include <toml++/toml.h>
 
 #include "core/text.hpp"
 #include "core/toml_guard.hpp"
+#include "manifest/db_index.hpp"
 
 namespace cudaenv::manifest {
 
@@ -306,7 +305,7 @@ Result<Database> load_database(const std::vector<ManifestFile>& files) {
       read_sources(*root, db);
     if (reader.failed()) return reader.error();
     const auto revision = revision_of(*root);
-    if (db.revision.empty() || revision < db.revision) db.revision = revision;
+    if (db.revision.empty() || compare_revisions(revision, db.revision) < 0) db.revision = revision;
   }
   sort_by_version(db.cuda_releases);
   sort_by_version(db.pytorch);
@@ -316,23 +315,10 @@ Result<Database> load_database(const std::vector<ManifestFile>& files) {
   return db;
 }
 
-Result<Database> load_default_database(const std::filesystem::path& data_root) {
-  std::vector<ManifestFile> files = embedded_manifests();
-  for (auto& file : files) {
-    const auto override_path = data_root / "manifests" / file.name;
-    std::ifstream in(override_path);
-    if (!in) continue;
-    std::ostringstream text;
-    text << in.rdbuf();
-    ManifestFile candidate{file.name, text.str(), override_path.string()};
-    auto parsed = parse_toml(candidate);
-    if (!parsed) return parsed.error();
-    auto embedded = parse_toml(file);
-    if (embedded && revision_of(*parsed) > revision_of(*embedded)) {
-      file = std::move(candidate);
-    }
-  }
-  return load_database(files);
+Result<std::string> manifest_revision(const ManifestFile& file) {
+  auto root = parse_toml(file);
+  if (!root) return root.error();
+  return revision_of(*root);
 }
 
 }  // namespace cudaenv::manifest
