@@ -3,7 +3,8 @@ CUDA)` and `find_package(CUDAToolkit)`) configured through `cudaenv exec` in two
 to two CUDA releases installed side by side (NVIDIA's real nvcc, from its CUDA 13 wheels packed
 into a local mirror as test_e2e_install.py does) finds each project's own toolkit, both as its
 CUDA compiler and as CUDAToolkit, even with another CUDA in /usr/local/cuda and nothing on PATH
-but the system directories."""
+but the system directories; and with a default c++ newer than the toolkit accepts, CMake gets
+the g++ it does accept through CUDAHOSTCXX."""
 
 import os
 import re
@@ -30,6 +31,7 @@ message(STATUS "probe CMAKE_CUDA_COMPILER=${CMAKE_CUDA_COMPILER}")
 message(STATUS "probe CMAKE_CUDA_COMPILER_VERSION=${CMAKE_CUDA_COMPILER_VERSION}")
 message(STATUS "probe CUDAToolkit_VERSION=${CUDAToolkit_VERSION}")
 message(STATUS "probe CUDAToolkit_BIN_DIR=${CUDAToolkit_BIN_DIR}")
+message(STATUS "probe CMAKE_CUDA_HOST_COMPILER=${CMAKE_CUDA_HOST_COMPILER}")
 """
 
 
@@ -79,6 +81,25 @@ def each_project_configures_against_its_own_toolkit(tmp):
         check(found.get("CMAKE_CUDA_COMPILER_VERSION") == nvcc, f"{release}: CUDA compiler {nvcc}: {found}")
         check(found.get("CUDAToolkit_VERSION") == nvcc, f"{release}: FindCUDAToolkit finds {nvcc}: {found}")
         check(found.get("CUDAToolkit_BIN_DIR") == str(prefix / "bin"), f"{release}: CUDAToolkit in {prefix}: {found}")
+        check(found.get("CMAKE_CUDA_HOST_COMPILER") == "", f"{release}: the default c++ suits it: {found}")
+
+    # A default c++ newer than CUDA 13 accepts (its host_config.h stops at GCC 15): the machine's
+    # g++ behind the names g++-16 (what c++ leads to) and g++-15. cudaenv sets CUDAHOSTCXX, and
+    # CMake hands g++-15 to nvcc.
+    compilers = tmp / "compilers"
+    compilers.mkdir()
+    for name in ("g++-16", "g++-15"):
+        (compilers / name).write_text(f'#!/bin/sh\nexec {shutil.which("g++")} "$@"\n')
+        (compilers / name).chmod(0o755)
+    (compilers / "c++").symlink_to(compilers / "g++-16")
+    project = tmp / "project-13.0.2"
+    proc = subprocess.run([os.environ["CUDAENV_BIN"], "exec", "--", "cmake", "-S", "src", "-B", "build-new-gcc"],
+                          cwd=project, env=dict(env, PATH=f"{compilers}:/usr/bin:/bin"), capture_output=True,
+                          text=True, timeout=600)
+    found = configured(proc.stdout)
+    check(proc.returncode == 0, f"configures with CUDAHOSTCXX:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    check(found.get("CMAKE_CUDA_HOST_COMPILER") == str(compilers / "g++-15"),
+          f"CMake's CUDA host compiler is the newest g++ CUDA 13.0 accepts: {found}")
 
 
 finish()
