@@ -134,10 +134,14 @@ std::optional<std::string> list_reverted(const std::string& current, const Chang
 }
 
 // A single value goes back only while it still holds what cudaenv set, and what cudaenv set is a
-// path in a store (CUDAENV_ACTIVE: a version, and so is what it goes back to).
+// path in a store (CUDAENV_ACTIVE: a version, and so is what it goes back to; CUDAHOSTCXX: only
+// to unset).
 bool scalar_revertible(const std::optional<std::string>& now, const ChangedVariable& change,
                        const StoreDirectories& stores) {
   if (now != change.set_to) return false;
+  // cudaenv sets CUDAHOSTCXX (a system compiler, outside the store) only where it was unset, so
+  // it only ever goes back to unset: a record can never point it at a program.
+  if (change.name == "CUDAHOSTCXX") return !change.before;
   if (change.name == "CUDAENV_ACTIVE")
     return is_version_token(change.set_to) && (!change.before || is_version_token(change.before));
   return lies_in_store(change.set_to, stores);
@@ -155,9 +159,9 @@ void set_or_unset(Environment& env, const std::string& name,
 }  // namespace
 
 const std::vector<std::string>& managed_variables() {
-  static const std::vector<std::string> names{"CUDA_HOME",     "CUDA_PATH", "CUDAToolkit_ROOT",
-                                              "CUDACXX",       "PATH",      "LD_LIBRARY_PATH",
-                                              "CUDAENV_ACTIVE"};
+  static const std::vector<std::string> names{"CUDA_HOME",      "CUDA_PATH",  "CUDAToolkit_ROOT",
+                                              "CUDACXX",        "PATH",       "LD_LIBRARY_PATH",
+                                              "CUDAENV_ACTIVE", "CUDAHOSTCXX"};
   return names;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "activate/host_compiler.hpp"
 #include "core/text.hpp"
 
 namespace cudaenv::activate {
@@ -46,7 +47,7 @@ std::map<std::string, std::string> toolkit_variables(const Environment& current,
   if (!toolkit.cudnn_lib.empty())
     library_path = prepend_entry(library_path, toolkit.cudnn_lib, previous_lib);
   library_path = prepend_entry(library_path, prefix + "/lib64", previous_lib);
-  return {
+  std::map<std::string, std::string> variables{
       {"CUDA_HOME", prefix},
       {"CUDA_PATH", prefix},
       {"CUDAToolkit_ROOT", prefix},
@@ -55,6 +56,8 @@ std::map<std::string, std::string> toolkit_variables(const Environment& current,
       {"PATH", prepend_entry(current.get("PATH").value_or(""), prefix + "/bin", previous_bin)},
       {"LD_LIBRARY_PATH", library_path},
   };
+  if (auto host = needed_host_compiler(current, prefix)) variables["CUDAHOSTCXX"] = *host;
+  return variables;
 }
 
 Environment toolkit_environment(const Environment& current, const ToolkitPrefix& toolkit) {

@@ -19,7 +19,8 @@ struct ToolkitPrefix {
 
 // The variables that select `toolkit`, computed against `current`: CUDA_HOME, CUDA_PATH and
 // CUDAToolkit_ROOT = P, CUDACXX = P/bin/nvcc, CUDAENV_ACTIVE = version, P/bin first on PATH and
-// P/lib64 (then the cuDNN lib directory, if any) first on LD_LIBRARY_PATH. A list entry already
+// P/lib64 (then the cuDNN lib directory, if any) first on LD_LIBRARY_PATH; CUDAHOSTCXX only when
+// the default c++ is a GCC the toolkit refuses (needed_host_compiler). A list entry already
 // present is moved to the front, never repeated; when `current` already has a cudaenv-activated
 // toolkit (CUDAENV_ACTIVE with CUDA_HOME), that toolkit's entries are removed so two toolkits never
 // stack.

@@ -135,6 +135,20 @@ TEST_CASE("a forged record can neither delete, insert nor set anything outside t
   CHECK(forged("cudaenv1;CUDAENV_ACTIVE 1.2 =%24%28x%29 ").variables() == shell.variables());
 }
 
+TEST_CASE("CUDAHOSTCXX, a compiler outside the store, only ever goes back to unset") {
+  const StoreDirectories stores{"/r/toolkits", "/r/cudnn"};
+  const Environment shell(std::map<std::string, std::string>{{"CUDAHOSTCXX", "/usr/bin/g++-12"}});
+  const auto reverted = [&](const std::string& text) {
+    return revert(shell, *decode(text), stores);
+  };
+  CHECK_FALSE(reverted("cudaenv1;CUDAHOSTCXX /usr/bin/g++-12 - ").get("CUDAHOSTCXX"));
+  // A record cannot point it at a program, nor unset a value it did not set.
+  CHECK(reverted("cudaenv1;CUDAHOSTCXX /usr/bin/g++-12 =/tmp/evil ").get("CUDAHOSTCXX") ==
+        "/usr/bin/g++-12");
+  CHECK(reverted("cudaenv1;CUDAHOSTCXX /usr/bin/g++-11 - ").get("CUDAHOSTCXX") ==
+        "/usr/bin/g++-12");
+}
+
 TEST_CASE("an entry activation moved to the front goes back to where it was") {
   const Environment base({{"CUDAENV_ROOT", "/r"}, {"PATH", "/usr/bin:/r/toolkits/1/bin:/bin"}});
   const auto active = activated(base, "/r/toolkits/1", "1.0.0");

@@ -1,6 +1,11 @@
+#include <filesystem>
+#include <fstream>
+
 #include <doctest/doctest.h>
 
+#include "activate/host_compiler.hpp"
 #include "activate/toolkit_env.hpp"
+#include "test_util.hpp"
 
 using namespace cudaenv;
 using activate::prepend_entry;
@@ -61,4 +66,70 @@ TEST_CASE("toolkit_variables lists only what it changes") {
   const auto variables = activate::toolkit_variables(current, {"/opt/cuda", "13.0.2"});
   CHECK(variables.size() == 7);
   CHECK(variables.count("TERM") == 0);
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+void write_executable(const fs::path& path) {
+  std::ofstream(path) << "#!/bin/sh\n";
+  fs::permissions(path, fs::perms::owner_all);
+}
+
+// A toolkit whose host_config.h accepts GCC up to `newest`, and a bin/ with g++-11 … g++-13 and
+// a `c++` that leads to `default_compiler` through a link, as Debian's alternatives do.
+struct HostCompilerMachine {
+  test::TempDir dir;
+  fs::path prefix = dir.path() / "toolkit";
+  fs::path bin = dir.path() / "bin";
+  HostCompilerMachine(int newest, const std::string& default_compiler) {
+    fs::create_directories(prefix / "include" / "crt");
+    std::ofstream(prefix / "include" / "crt" / "host_config.h")
+        << "#if defined(__GNUC__)\n#if __GNUC__ > " << newest << "\n#error unsupported\n#endif\n";
+    fs::create_directories(bin);
+    for (const char* name : {"g++-11", "g++-12", "g++-13"}) write_executable(bin / name);
+    fs::create_symlink(bin / default_compiler, bin / "c++");
+  }
+  Environment env() const {
+    return Environment(std::map<std::string, std::string>{{"PATH", bin.string() + ":/usr/bin"}});
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a GCC's major version is read from its driver's file name") {
+  CHECK(activate::gcc_major_in_name("g++-13") == 13);
+  CHECK(activate::gcc_major_in_name("x86_64-linux-gnu-g++-12") == 12);
+  CHECK_FALSE(activate::gcc_major_in_name("g++"));
+  CHECK_FALSE(activate::gcc_major_in_name("clang++-18"));
+  CHECK_FALSE(activate::gcc_major_in_name("g++-13.bak"));
+}
+
+TEST_CASE("CUDAHOSTCXX names the newest accepted g++ only when the default one is too new") {
+  HostCompilerMachine too_new(12, "g++-13");
+  CHECK(activate::newest_supported_gcc(too_new.prefix.string()) == 12);
+  const auto env =
+      activate::toolkit_environment(too_new.env(), {too_new.prefix.string(), "12.1.1"});
+  CHECK(env.get("CUDAHOSTCXX") == (too_new.bin / "g++-12").string());
+
+  HostCompilerMachine fine(13, "g++-13");
+  CHECK_FALSE(activate::toolkit_environment(fine.env(), {fine.prefix.string(), "12.4.1"})
+                  .get("CUDAHOSTCXX"));
+}
+
+TEST_CASE("the user's CUDAHOSTCXX stands, and no compiler comes from a relative PATH entry") {
+  HostCompilerMachine machine(12, "g++-13");
+  auto own = machine.env();
+  own.set("CUDAHOSTCXX", "/opt/my/g++");
+  CHECK(
+      activate::toolkit_environment(own, {machine.prefix.string(), "12.1.1"}).get("CUDAHOSTCXX") ==
+      "/opt/my/g++");
+  // No header: nothing is known about the range, nothing is set.
+  CHECK_FALSE(
+      activate::needed_host_compiler(machine.env(), (machine.dir.path() / "none").string()));
+  const auto relative = fs::relative(machine.bin, fs::current_path());
+  CHECK_FALSE(activate::needed_host_compiler(
+      Environment(std::map<std::string, std::string>{{"PATH", relative.string()}}),
+      machine.prefix.string()));
 }
