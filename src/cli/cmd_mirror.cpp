@@ -17,7 +17,7 @@ Status mirror_one(const MirrorOptions& options, const std::string& product, cons
   if (!release) return release.error();
   install::InstallPlan shown{product, release->version.str(), platform, "", setup.mirror,
                              {},      release->archives};
-  ProgressView progress(context.err, progress_wanted(context.env), shown);
+  ProgressView progress(context, shown);
   auto status = install::create_mirror_release(options.directory, setup.mirror, *release,
                                                setup.settings, progress);
   progress.finish();
@@ -46,8 +46,9 @@ Status run_mirror_create(const MirrorOptions& options, Context& context) {
         !status)
       return status;
   }
-  context.out << "serve it with any web server and install with: cudaenv install VERSION --mirror "
-                 "<its URL>\n";
+  notes(context)
+      << "serve it with any web server and install with: cudaenv install VERSION --mirror "
+         "<its URL>\n";
   return Ok{};
 }
 
