@@ -52,6 +52,18 @@ int report_parse_error(const CLI::ParseError& error, const CLI::App& app, int ar
       context);
 }
 
+// A command that takes a command line of its own (`exec CMD ARGS...`) leaves every word after
+// its name to that command line: a `-q` there is CMD's, not a global flag.
+void keep_command_lines_whole(CLI::App& app) {
+  for (auto* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    const auto repeating = sub->get_options([](const CLI::Option* option) {
+      return option->get_positional() && option->get_expected_max() > 1;
+    });
+    if (!repeating.empty()) sub->fallthrough(false);
+    keep_command_lines_whole(*sub);
+  }
+}
+
 }  // namespace
 
 int run_commands(int argc, const char* const* argv, Context& context,
@@ -64,6 +76,7 @@ int run_commands(int argc, const char* const* argv, Context& context,
   app.require_subcommand(1);
   Outcome outcome;
   add_commands(app, outcome);
+  keep_command_lines_whole(app);
   app.footer("Run 'cudaenv help COMMAND' for the flags of one command.");
   if (argc <= 1) {
     context.out << short_help(app);

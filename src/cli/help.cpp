@@ -23,6 +23,7 @@ const CLI::Option* find_flag(const CLI::App& command, const std::string& name) {
   for (const CLI::App* app = &command; app != nullptr; app = app->get_parent()) {
     const auto* option = app->get_option_no_throw(name);
     if (option != nullptr && option->nonpositional()) return option;
+    if (!app->get_fallthrough()) break;
   }
   return nullptr;
 }
@@ -85,7 +86,8 @@ UsageProblem unknown_flag(const CLI::App& command, std::string_view flag) {
 }
 
 std::optional<UsageProblem> missing_command(const CLI::App& command) {
-  if (command.get_require_subcommand_min() == 0 || command.get_parent() == nullptr) return {};
+  if (command.get_require_subcommand_min() == 0) return {};
+  if (command.get_parent() == nullptr) return UsageProblem{"no command given", help_hint(command)};
   std::vector<std::string> names;
   for (const auto* sub : visible_commands(command)) names.push_back(sub->get_name());
   return UsageProblem{"'" + command_path(command) + "' needs a command: " + text::join(names, ", "),

@@ -32,6 +32,8 @@ def no_arguments_prints_the_command_list(tmp):
     for hidden in ("man", "__complete"):
         check(hidden not in commands, f"hidden {hidden} not listed: {proc.stdout!r}")
     check("cudaenv help COMMAND" in proc.stdout, "points at `cudaenv help COMMAND`")
+    # Flags but no command: a usage error that says so.
+    expect_error(run(["--quiet"], env), 2, "no command given")
 
 
 @case

@@ -70,6 +70,10 @@ def quiet_never_hides_errors_or_data(tmp):
         proc = run(["install", "12.9.9", "--mirror", url, "-q"], env)
         expect_error(proc, 3, "12.9.9")
         run(["install", "12.4.1", "--mirror", url, "-q"], env, check_exit=0)
+        # After exec's command, -q is the command's own argument, not cudaenv's.
+        ran = run(["-q", "exec", "--", "echo", "-q", "x"], env, check_exit=0)
+        check(ran.stdout == "-q x\n", f"exec passes -q on: {ran.stdout!r}")
+        expect_error(run(["exec", "echo", "-q"], env), 2)
         listed = run(["list", "-q"], env, check_exit=0)
         check("12.4.1" in listed.stdout, f"the list is data, printed under --quiet: {listed.stdout!r}")
         # The hint after `mirror create` is a note: on stderr, and not under --quiet.
