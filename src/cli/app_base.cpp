@@ -11,8 +11,6 @@ namespace cudaenv::cli {
 
 namespace {
 
-constexpr int usage_exit = static_cast<int>(ErrorKind::usage);
-
 // The one place errors are printed: what they embed came from files, the network and the
 // environment, so control characters are escaped and long values cut.
 int report_error(const Error& error, Context& context) {
