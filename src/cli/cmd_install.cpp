@@ -57,7 +57,7 @@ Result<InstallTarget> install_target(const InstallOptions& options, Context& con
 
 Result<Installed> run_plan(const install::InstallPlan& plan, const DownloadSetup& setup, bool force,
                            Context& context) {
-  ProgressView progress(context.err, progress_wanted(context.env), plan);
+  ProgressView progress(context, plan);
   auto settings = setup.settings;
   settings.force = force;
   auto outcome = install::run_install(plan, setup.store, settings, progress);

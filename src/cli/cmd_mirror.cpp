@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
 #include "cli/terminal.hpp"
+#include "core/text.hpp"
 #include "install/mirror_create.hpp"
 
 namespace cudaenv::cli {
@@ -17,7 +18,7 @@ Status mirror_one(const MirrorOptions& options, const std::string& product, cons
   if (!release) return release.error();
   install::InstallPlan shown{product, release->version.str(), platform, "", setup.mirror,
                              {},      release->archives};
-  ProgressView progress(context.err, progress_wanted(context.env), shown);
+  ProgressView progress(context, shown);
   auto status = install::create_mirror_release(options.directory, setup.mirror, *release,
                                                setup.settings, progress);
   progress.finish();
@@ -49,10 +50,13 @@ Status run_mirror_create(const MirrorOptions& options, Context& context) {
   auto published = install::publish_database_in_use(options.directory, setup->store.root);
   if (!published) return published.error();
   context.out << "published the compatibility database (revision " << published->revision
-              << ") into " << (std::filesystem::path(options.directory) / "cudaenv" / "db").string()
+              << ") into "
+              << text::printable((std::filesystem::path(options.directory) / "cudaenv" / "db").string(),
+                                 text::message_limit)
               << '\n';
-  context.out << "serve it with any web server and install with: cudaenv install VERSION --mirror "
-                 "<its URL>\n";
+  notes(context)
+      << "serve it with any web server and install with: cudaenv install VERSION --mirror "
+         "<its URL>\n";
   return Ok{};
 }
 

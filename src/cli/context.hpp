@@ -20,6 +20,7 @@ struct Context {
   std::ostream& err;
   bool colour = false;           // stdout is a terminal and NO_COLOR is unset
   std::istream* in = &std::cin;  // answers to questions (bootstrap's confirmations)
+  bool quiet = false;            // --quiet: no progress and no notes, only results and problems
 };
 
 }  // namespace cudaenv::cli

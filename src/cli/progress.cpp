@@ -29,9 +29,10 @@ std::string eta(double seconds) {
 
 }  // namespace
 
-ProgressView::ProgressView(std::ostream& err, bool terminal, const install::InstallPlan& plan)
-    : err_(err),
-      terminal_(terminal),
+ProgressView::ProgressView(Context& context, const install::InstallPlan& plan)
+    : err_(context.err),
+      notes_(notes(context)),
+      terminal_(progress_wanted(context)),
       done_(plan.archives.size(), 0),
       totals_(plan.archives.size(), 0),
       complete_(plan.archives.size(), false),
@@ -46,7 +47,7 @@ ProgressView::~ProgressView() = default;
 
 void ProgressView::waiting_for_lock() {
   std::lock_guard lock(mutex_);
-  err_ << "waiting for another cudaenv install of the same version to finish...\n";
+  notes_ << "waiting for another cudaenv install of the same version to finish...\n";
 }
 
 void ProgressView::archive_progress(size_t index, std::uint64_t done, std::uint64_t total) {

@@ -1,6 +1,7 @@
 #pragma once
 // Install progress on a terminal: one line per archive and a total with bytes, rate and ETA,
-// redrawn in place at most ten times a second. Off a terminal it prints nothing.
+// redrawn in place at most ten times a second. Off a terminal, or under --quiet, it prints
+// nothing; the note that another install holds the lock is left out under --quiet.
 
 #include <chrono>
 #include <mutex>
@@ -8,13 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "cli/context.hpp"
 #include "install/installer.hpp"
 
 namespace cudaenv::cli {
 
 class ProgressView final : public install::InstallObserver {
  public:
-  ProgressView(std::ostream& err, bool terminal, const install::InstallPlan& plan);
+  ProgressView(Context& context, const install::InstallPlan& plan);
   ~ProgressView() override;
 
   void waiting_for_lock() override;
@@ -27,6 +29,7 @@ class ProgressView final : public install::InstallObserver {
   void redraw_locked(bool force);
 
   std::ostream& err_;
+  std::ostream& notes_;
   bool terminal_;
   std::vector<std::string> names_;
   std::vector<std::uint64_t> done_;

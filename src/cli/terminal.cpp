@@ -4,6 +4,8 @@
 
 #include <array>
 #include <cstdio>
+#include <ostream>
+#include <streambuf>
 
 namespace cudaenv::cli {
 
@@ -17,6 +19,16 @@ bool progress_wanted(const Environment& env) {
   if (const auto forced = env.get("CUDAENV_PROGRESS")) return *forced == "1";
   const auto term = env.get("TERM");
   return ::isatty(2) == 1 && (!term || *term != "dumb");
+}
+
+bool progress_wanted(const Context& context) {
+  return !context.quiet && progress_wanted(context.env);
+}
+
+std::ostream& notes(Context& context) {
+  // A stream with no buffer drops what is written to it.
+  static std::ostream nowhere(nullptr);
+  return context.quiet ? nowhere : context.err;
 }
 
 std::string styled(std::string_view text, Tone tone, bool colour) {
