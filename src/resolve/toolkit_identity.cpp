@@ -29,8 +29,17 @@ std::optional<Version> exact_version(const VersionSpec& spec) {
 std::vector<Version> releases_shipping(const manifest::Database& db, const Version& nvcc,
                                        const std::optional<Version>& cudart) {
   std::vector<Version> all, with_cudart;
+  std::vector<Version> cudarts_seen;
   for (const auto& release : db.cuda_releases) {  // oldest first
     if (!release.nvcc || *release.nvcc != nvcc) continue;
+    // A later redist label shipping the same nvcc and cudart (13.0.3 after 13.0.2) is the
+    // same toolkit: it is known by the release that first shipped them.
+    if (release.cudart) {
+      if (std::find(cudarts_seen.begin(), cudarts_seen.end(), *release.cudart) !=
+          cudarts_seen.end())
+        continue;
+      cudarts_seen.push_back(*release.cudart);
+    }
     all.push_back(release.version);
     if (cudart && release.cudart && *release.cudart == *cudart)
       with_cudart.push_back(release.version);
