@@ -46,9 +46,40 @@ def an_answer_from_primary_sources_has_no_unconfirmed_facts(tmp):
 
 @case
 def a_framework_build_with_an_inferred_record_is_named(tmp):
-    out = resolve_json(tmp, "--torch", "2.14", "--arch", "8.9")
+    # torch 2.15's CUDA and cuDNN are on PyPI; its architecture list is carried over from 2.14.
+    out = resolve_json(tmp, "--torch", "2.15", "--arch", "8.9")
     facts = " | ".join(f["fact"] for f in out.get("unconfirmed", []))
-    check("torch 2.14 series record" in facts, f"the PyPI default is a proposal: {facts}")
+    check("torch 2.15 cu132 build" in facts, f"the carried-over arch list is named: {facts}")
+
+
+@case
+def torch_2_15_resolves_to_the_build_plain_pip_install_gets(tmp):
+    # torch 2.15.0 on PyPI requires cuda-toolkit 13.2.2 and nvidia-cudnn-cu13 9.26.0.51.
+    out = resolve_json(tmp, "--torch", "2.15")
+    check(out["cuda"]["version"] == "13.2.2", f"cuda {out['cuda']}")
+    check(out["cudnn"] and out["cudnn"]["full_version"] == "9.26.0.51", f"cudnn {out['cudnn']}")
+    torch = out["frameworks"][0]
+    check(torch["variant"] == "cu132" and torch["install"] == 'pip install "torch==2.15.*"', f"{torch}")
+
+
+@case
+def torch_2_14_default_is_the_cuda_13_0_build(tmp):
+    # torch 2.14.0 on PyPI requires cuda-toolkit 13.0.3: the plain install is cu130, not cu132.
+    out = resolve_json(tmp, "--torch", "2.14", "--cuda", "13.0")
+    torch = out["frameworks"][0]
+    check(torch["variant"] == "cu130" and "--index-url" not in torch["install"], f"{torch}")
+    check(not any("torch 2.14 series" in f["fact"] for f in out.get("unconfirmed", [])),
+          f"the default is sourced now: {out.get('unconfirmed')}")
+
+
+@case
+def sm_88_is_a_known_architecture_from_cuda_13_0(tmp):
+    # nvcc 13.0.48 to 13.5.37 list sm_88; ptxas 12.9.86 rejects it.
+    out = resolve_json(tmp, "--arch", "8.8")
+    check(out["cuda"]["version"].startswith("13."), f"cuda {out['cuda']}")
+    old = resolve_json(tmp, "--arch", "8.8", "--cuda", "12", expect=4)
+    check(any("sm_88" in r["reason"] and ">= 13.0" in r["reason"] for r in old["rejected"]),
+          f"{old['rejected'][:3]}")
 
 
 @case
@@ -56,7 +87,8 @@ def releases_with_an_unknown_driver_floor_are_left_out_by_default(tmp):
     out = resolve_json(tmp)
     check(not out["cuda"]["version"].startswith("13.4."), f"best {out['cuda']}")
     check(out["cuda"].get("checked") is True, f"cuda {out['cuda']}")
-    check("13.4.2" in out.get("unchecked_skipped", []), f"skipped {out.get('unchecked_skipped')}")
+    for version in ("13.4.2", "13.4.3", "13.5.0"):
+        check(version in out.get("unchecked_skipped", []), f"skipped {out.get('unchecked_skipped')}")
     proc = resolve(tmp)
     check("left out, driver floor unknown: CUDA" in proc.stdout and "--include-unchecked" in proc.stdout,
           proc.stdout)
@@ -65,11 +97,11 @@ def releases_with_an_unknown_driver_floor_are_left_out_by_default(tmp):
 @case
 def include_unchecked_offers_them_marked(tmp):
     out = resolve_json(tmp, "--include-unchecked")
-    check(out["cuda"]["version"] == "13.4.2", f"newest release: {out['cuda']}")
+    check(out["cuda"]["version"] == "13.5.0", f"newest release: {out['cuda']}")
     check(out["cuda"].get("checked") is False, f"marked unchecked: {out['cuda']}")
     check(out["driver"]["required"] is None, f"no floor: {out['driver']}")
     check(any("unchecked" in w for w in out["warnings"]), f"warnings {out['warnings']}")
-    check(any(f["confidence"] == "unconfirmed" and "13.4.2" in f["fact"] for f in out.get("unconfirmed", [])),
+    check(any(f["confidence"] == "unconfirmed" and "13.5.0" in f["fact"] for f in out.get("unconfirmed", [])),
           f"unconfirmed {out['unconfirmed']}")
     proc = resolve(tmp, "--include-unchecked")
     check("(unchecked release)" in proc.stdout, proc.stdout)
@@ -81,8 +113,21 @@ def asking_for_an_unchecked_release_explains_and_suggests_the_flag(tmp):
     check(any("driver floor is unknown" in r["reason"] for r in out["rejected"]), f"{out['rejected']}")
     check(any("--include-unchecked" in s for s in out["suggestions"]), f"{out['suggestions']}")
     with_flag = resolve_json(tmp, "--cuda", "13.4", "--include-unchecked", "--gcc", "16.1")
-    check(with_flag["cuda"]["version"] == "13.4.2", f"{with_flag['cuda']}")
+    check(with_flag["cuda"]["version"] == "13.4.3", f"{with_flag['cuda']}")
     check(not any("gcc" in w for w in with_flag["warnings"]), f"13.4 takes gcc 16: {with_flag['warnings']}")
+
+
+@case
+def cuda_13_5_is_known_but_unchecked(tmp):
+    # cuda-toolkit 13.5.0 on PyPI (nvcc 13.5.37); no source read gives its driver floor.
+    out = resolve_json(tmp, "--cuda", "13.5", expect=4)
+    check(any("13.5.0" in r["candidate"] and "driver floor is unknown" in r["reason"] for r in out["rejected"]),
+          f"{out['rejected']}")
+    asked = resolve_json(tmp, "--cuda", "13.5", "--include-unchecked", "--gcc", "16.1")
+    check(asked["cuda"]["version"] == "13.5.0" and asked["cuda"].get("checked") is False, f"{asked['cuda']}")
+    check(not any("gcc" in w for w in asked["warnings"]), f"13.5 takes gcc 16: {asked['warnings']}")
+    too_new = resolve_json(tmp, "--cuda", "13.5", "--include-unchecked", "--gcc", "17.1")
+    check(any("gcc" in w for w in too_new["warnings"]), f"13.5 stops at gcc 16: {too_new['warnings']}")
 
 
 @case

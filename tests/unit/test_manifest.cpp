@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include <doctest/doctest.h>
 
@@ -80,7 +81,8 @@ TEST_CASE("releases are unique and every toolkit knows its driver and family") {
            (r.provenance.confidence == "unconfirmed" && !r.provenance.basis.empty() &&
             r.provenance.basis != "listed in NVIDIA's redist index only")));
     CHECK(db().host_compiler(r.version) != nullptr);
-    CHECK(db().branch_for(r.version) != nullptr);
+    // A release whose driver floor is unknown may also precede any known driver branch (13.5).
+    CHECK((db().branch_for(r.version) != nullptr || r.unchecked()));
   }
 }
 
@@ -111,6 +113,50 @@ TEST_CASE("the generated redist block fills in component versions and adds unsou
   CHECK(added.provenance.confidence == "unconfirmed");
   REQUIRE(loaded->cudnn(*Version::parse("9.99.0")) != nullptr);
   CHECK(loaded->cudnn(*Version::parse("9.99.0"))->cuda_majors == std::vector<int>{13});
+}
+
+TEST_CASE("releases, architectures and torch builds NVIDIA and PyTorch publish on PyPI are known") {
+  const auto release = [](const char* version) -> const CudaRelease* {
+    for (const auto& r : db().cuda_releases)
+      if (r.version == *Version::parse(version)) return &r;
+    return nullptr;
+  };
+  // PYPI_CTK: cuda-toolkit <label> pins nvidia-cuda-nvcc <version>.
+  const std::pair<const char*, const char*> pinned_nvcc[] = {
+      {"13.2.0", "13.2.51"}, {"13.2.1", "13.2.78"}, {"13.3.0", "13.3.33"},
+      {"13.3.1", "13.3.73"}, {"13.4.3", "13.4.92"}, {"13.5.0", "13.5.37"}};
+  for (const auto& pin : pinned_nvcc) {
+    const char* label = pin.first;
+    const char* nvcc = pin.second;
+    CAPTURE(label);
+    const auto* r = release(label);
+    REQUIRE(r != nullptr);
+    REQUIRE(r->nvcc.has_value());
+    CHECK(r->nvcc->str() == nvcc);
+  }
+  CHECK(release("13.5.0")->unchecked());  // no source read states its driver floor
+  // PYPI_NVCC: nvcc lists sm_88 from 13.0 and sm_107 from 13.4.
+  REQUIRE(db().arch(*Version::parse("8.8")) != nullptr);
+  CHECK(db().arch(*Version::parse("8.8"))->first_cuda == *Version::parse("13.0"));
+  REQUIRE(db().arch(*Version::parse("10.7")) != nullptr);
+  CHECK(db().arch(*Version::parse("10.7"))->first_cuda == *Version::parse("13.4"));
+  // PYPI_CRT: host_config.h of 13.5 accepts gcc 16 and clang 22.
+  REQUIRE(db().host_compiler(*Version::parse("13.5.0")) != nullptr);
+  CHECK(db().host_compiler(*Version::parse("13.5.0"))->gcc_max == 16);
+  // PYPI_TORCH: the requirements of torch 2.14.0 and 2.15.0 on PyPI.
+  const std::pair<const char*, const char*> pypi_defaults[] = {{"2.14", "cu130"},
+                                                               {"2.15", "cu132"}};
+  for (const auto& expected : pypi_defaults) {
+    const char* series = expected.first;
+    const char* tag = expected.second;
+    CAPTURE(series);
+    const auto p = std::find_if(db().pytorch.begin(), db().pytorch.end(), [&](const auto& t) {
+      return t.version == *Version::parse(series);
+    });
+    REQUIRE(p != db().pytorch.end());
+    CHECK(p->pypi_default == tag);
+    CHECK(p->provenance.confidence == "high");
+  }
 }
 
 TEST_CASE("driver minimums never decrease from one release to the next") {

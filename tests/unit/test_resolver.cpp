@@ -114,6 +114,12 @@ const Case driver_cases[] = {
    .cuda = "12.4", .expect_cuda = "12.4.1", .expect_mode = "unchecked"},};
 
 const Case arch_cases[] = {
+  {.name = "sm_88 is known from CUDA 13.0", .source = "PYPI_NVCC: nvcc 13.0.48 to 13.5.37 list sm_88",
+   .gpus = {"8.8"}, .cuda = "13.0", .expect_cuda = "13.0.3"},
+  {.name = "sm_88 cannot use CUDA 12", .source = "PYPI_NVCC: ptxas 12.9.86 rejects sm_88",
+   .gpus = {"8.8"}, .cuda = "12", .ok = false, .expect_suggestion = "sm_88 (unnamed) needs CUDA >= 13.0"},
+  {.name = "sm_107 needs CUDA 13.4", .source = "PYPI_NVCC: nvcc 13.4.92 lists sm_107, 13.3.73 does not",
+   .gpus = {"10.7"}, .cuda = "13.3", .ok = false, .expect_suggestion = "sm_107 (Rubin) needs CUDA >= 13.4"},
   {.name = "sm_35 (K40) cannot use CUDA 12", .source = "SPACK/NIX_CAP: sm_35 last in 11.8",
    .gpus = {"3.5"}, .cuda = "12", .ok = false, .expect_suggestion = "sm_35 (Kepler) needs CUDA 5.0 to 11.8"},  {.name = "sm_35 gets CUDA 11.8", .source = "SPACK/NIX_CAP: sm_35 last in 11.8",
    .gpus = {"3.5"}, .expect_cuda = "11.8.0"},  {.name = "sm_37 (K80) gets CUDA 11.8", .source = "SPACK/NIX_CAP: sm_37 last in 11.8",
@@ -134,10 +140,12 @@ const Case arch_cases[] = {
    .gpus = {"6.1", "9.0"}, .expect_cuda = "12.9.2"},};
 
 const Case framework_cases[] = {
+  {.name = "torch 2.15 gets its PyPI build: CUDA 13.2 with cuDNN 9.26.0.51", .source = "PYPI_TORCH: torch 2.15.0 requires cuda-toolkit 13.2.2, nvidia-cudnn-cu13 9.26.0.51",
+   .torch = "2.15", .expect_cuda = "13.2.2", .expect_cudnn = "9.26.0.51", .expect_variant = "cu132"},
   {.name = "torch 2.8 on a GTX 1080 gets cu126, not the Pascal-less cu128", .source = "PT_REL: 2.8 removed Maxwell/Pascal from cu128",
    .gpus = {"6.1"}, .torch = "2.8", .expect_cuda = "12.6.3", .expect_cudnn = "9.10.2.21", .expect_variant = "cu126", .expect_rejection = "has no kernels for sm_61"},  {.name = "torch 2.8 on an RTX 5090 gets a Blackwell build", .source = "PT_REL arch matrix: cu128/cu129 carry 12.0",
    .gpus = {"12.0"}, .torch = "2.8", .expect_variant = "cu129", .expect_warning = "experimental"},  {.name = "torch 2.6 has no build for sm_120; a newer torch does", .source = "PT_REL: sm_120 needs cu128 (>= 2.7)",
-   .gpus = {"12.0"}, .torch = "2.6", .ok = false, .expect_suggestion = "--torch 2.14"},  {.name = "torch 2.4 with driver 535 prefers cu121 with full support over cu124 minor-compat", .source = "PT_REL 2.4 variants; RN131 12.1 >= 530.30.02",
+   .gpus = {"12.0"}, .torch = "2.6", .ok = false, .expect_suggestion = "--torch 2.15"},  {.name = "torch 2.4 with driver 535 prefers cu121 with full support over cu124 minor-compat", .source = "PT_REL 2.4 variants; RN131 12.1 >= 530.30.02",
    .driver = "535.104.05", .torch = "2.4", .expect_cuda = "12.1.1", .expect_mode = "full", .expect_cudnn = "9.1.0.70", .expect_variant = "cu121"},  {.name = "torch 2.4 with driver 550 gets cu124", .source = "PT_REL; RN131 12.4 Update 1 >= 550.54.15",
    .driver = "550.54.15", .torch = "2.4", .expect_cuda = "12.4.1", .expect_mode = "full", .expect_variant = "cu124"},  {.name = "torch 1.13 gets its newest variant cu117", .source = "PT_REL/PT_PREV: 1.13 cu116, cu117",
    .gpus = {"8.6"}, .torch = "1.13", .expect_cuda = "11.7.1", .expect_cudnn = "8.5.0.96", .expect_variant = "cu117"},  {.name = "torch 2.4 has no CUDA 12.6 build", .source = "PT_REL 2.4: cu118, cu121, cu124",
@@ -223,7 +231,8 @@ TEST_CASE("every candidate that fell says why") {
 }
 
 TEST_CASE("a release with an unknown driver floor is offered only when asked for, marked") {
-  // MAN: 13.4.x bundles no Linux driver and no source read gives its floor.
+  // MAN: 13.4.x bundles no Linux driver and no source read gives its floor; nor does any for
+  // 13.5.0 (PYPI_CTK).
   Request request;
   const auto plain = resolve::resolve(db(), Target{}, request);
   REQUIRE(plain.ok());
@@ -231,11 +240,13 @@ TEST_CASE("a release with an unknown driver floor is offered only when asked for
   CHECK(plain.best().cuda->version < *Version::parse("13.4"));
   CHECK(std::find(plain.unchecked_skipped.begin(), plain.unchecked_skipped.end(), "13.4.2") !=
         plain.unchecked_skipped.end());
+  CHECK(std::find(plain.unchecked_skipped.begin(), plain.unchecked_skipped.end(), "13.5.0") !=
+        plain.unchecked_skipped.end());
 
   request.include_unchecked = true;
   const auto asked = resolve::resolve(db(), Target{}, request);
   REQUIRE(asked.ok());
-  CHECK(asked.best().cuda->version.str() == "13.4.2");
+  CHECK(asked.best().cuda->version.str() == "13.5.0");
   CHECK(asked.best().unchecked);
   CHECK(any_contains(asked.best().warnings, "is unchecked"));
 
