@@ -16,6 +16,23 @@ Error not_installed(const std::string& what, const std::string& install_command)
   return make_error(ErrorKind::not_found, what + " is not installed", "run: " + install_command);
 }
 
+// nvcc's own version pinned (12.4.131; releases of CUDA 11 and later have small patch levels).
+// This path loads no database to name its release, so the hint is the no-SPEC install, which
+// installs the project's pin as the release that ships that nvcc.
+bool names_nvcc_version(const VersionSpec& spec) {
+  if (!spec.is_exact_beyond(2)) return false;
+  const auto version = Version::parse(spec.str());
+  return version && version->major() >= 11 && version->patch() >= 10;
+}
+
+std::string install_command(const project::Selection& selection) {
+  if (selection.source == project::SelectionSource::project_file &&
+      names_nvcc_version(*selection.cuda))
+    return "cudaenv install (in " + selection.file.parent_path().string() +
+           "; it installs the release that ships nvcc " + selection.cuda->str() + ")";
+  return "cudaenv install " + selection.cuda->str();
+}
+
 // NVIDIA's cuDNN archives ship lib/; some repackagings use lib64/.
 std::string cudnn_library_directory(const fs::path& prefix) {
   std::error_code ec;
@@ -66,8 +83,7 @@ Result<Activated> activate_here(const Environment& current, const fs::path& cwd,
   if (auto trusted = ownership::check_data_root(store.root); !trusted) return trusted.error();
   result.toolkit = project::installed_match(*selection, store, install::Receipts::skip);
   if (!result.toolkit)
-    return not_installed("CUDA " + describe_selection(*selection),
-                         "cudaenv install " + selection->cuda->str());
+    return not_installed("CUDA " + describe_selection(*selection), install_command(*selection));
   ToolkitPrefix prefix{result.toolkit->path.string(), result.toolkit->version.str(), ""};
   if (selection->cudnn) {
     const int major = result.toolkit->version.major();

@@ -8,8 +8,10 @@
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "install/plan.hpp"
+#include "manifest/load.hpp"
 #include "project/project_file.hpp"
 #include "project/selection.hpp"
+#include "resolve/toolkit_identity.hpp"
 
 namespace cudaenv::cli {
 
@@ -50,9 +52,22 @@ Result<InstallTarget> target_from_project(const InstallOptions& options, Context
   return target;
 }
 
+// A SPEC or pin naming nvcc's version ("13.0.88") installs the release that ships it ("13.0.2").
+void cuda_as_release(InstallTarget& target, Context& context) {
+  const auto spec = VersionSpec::parse(target.cuda);
+  if (!spec) return;  // the plan names the bad SPEC
+  const auto db = manifest::load_default_database(paths::data_root(context.env));
+  if (!db) return;  // the plan reports a database that does not load
+  target.cuda = resolve::install_spec(*db, *spec);
+}
+
 Result<InstallTarget> install_target(const InstallOptions& options, Context& context) {
-  if (options.spec.empty()) return target_from_project(options, context);
-  return InstallTarget{options.spec, options.cudnn, std::nullopt};
+  auto target =
+      options.spec.empty()
+          ? target_from_project(options, context)
+          : Result<InstallTarget>(InstallTarget{options.spec, options.cudnn, std::nullopt});
+  if (target) cuda_as_release(*target, context);
+  return target;
 }
 
 Result<Installed> run_plan(const install::InstallPlan& plan, const DownloadSetup& setup, bool force,

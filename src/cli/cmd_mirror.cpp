@@ -51,8 +51,9 @@ Status run_mirror_create(const MirrorOptions& options, Context& context) {
   if (!published) return published.error();
   context.out << "published the compatibility database (revision " << published->revision
               << ") into "
-              << text::printable((std::filesystem::path(options.directory) / "cudaenv" / "db").string(),
-                                 text::message_limit)
+              << text::printable(
+                     (std::filesystem::path(options.directory) / "cudaenv" / "db").string(),
+                     text::message_limit)
               << '\n';
   notes(context)
       << "serve it with any web server and install with: cudaenv install VERSION --mirror "

@@ -130,6 +130,30 @@ def a_cudaenv_naming_nvcc_activates_the_installed_release(tmp):
 
 
 @case
+def installing_by_nvcc_version_installs_the_release(tmp):
+    from harness import mirror_server
+    from synthetic_mirror import toolkit_release
+    toolkit_release(tmp / "mirror", "12.4.1", "12.4.131")
+    env = clean_env(tmp, CUDAENV_ROOT=tmp / "root")
+    project = tmp / "repo"
+    project.mkdir()
+    (project / ".cudaenv").write_text('cuda = "12.4.131"\n')
+    # The prompt's fast path loads no database: its hint is the no-SPEC install, never nvcc's.
+    current = run_in(project, ["current"], env)
+    check(current.returncode == 3 and "run: cudaenv install (in " in current.stderr
+          and "install 12.4.131" not in current.stderr, f"current's hint: {current.stderr}")
+    with mirror_server(tmp / "mirror") as (url, _):
+        pinned = run_in(project, ["install", "--mirror", url], env)
+        check(pinned.returncode == 0 and "installed CUDA 12.4.1" in pinned.stdout,
+              f"install with no SPEC installs the release shipping the pinned nvcc: {pinned.stdout} {pinned.stderr}")
+        run(["uninstall", "12.4.1"], env, check_exit=0)
+        named = run(["install", "12.4.131", "--mirror", url], env)
+        check(named.returncode == 0 and "installed CUDA 12.4.1" in named.stdout,
+              f"install 12.4.131 installs 12.4.1: {named.stdout} {named.stderr}")
+    check(run_in(project, ["current"], env).returncode == 0, "the pin is now satisfied")
+
+
+@case
 def the_real_nvcc_is_named_by_its_release(tmp):
     nvcc = shutil.which("nvcc", path=f"/usr/local/cuda/bin:{DEBIAN_PATH}")
     if not nvcc:
