@@ -141,22 +141,28 @@ void remove_entry(const CacheEntry& entry, CacheCleanup& cleanup) {
   cleanup.bytes_freed += entry.bytes;
 }
 
+// `lock_file` taken for removing `entry`; nullopt when it cannot be taken (recorded as a failure)
+// or someone holds it (the entry recorded as in use).
+std::optional<InstallLock> lock_for_removal(const CacheEntry& entry, const fs::path& lock_file,
+                                            CacheCleanup& cleanup) {
+  auto lock = InstallLock::try_acquire(lock_file);
+  if (!lock) {
+    cleanup.failures.push_back(lock.error());
+    return std::nullopt;
+  }
+  if (!*lock) cleanup.in_use.push_back(entry);
+  return std::move(*lock);
+}
+
 // Removes `entry` while holding `lock_file`; left alone when someone holds it. With
 // `drop_lock`, the lock file goes too (still held while it is unlinked).
 void remove_under_lock(const CacheEntry& entry, const fs::path& lock_file, bool drop_lock,
                        CacheCleanup& cleanup) {
-  auto lock = InstallLock::try_acquire(lock_file);
-  if (!lock) {
-    cleanup.failures.push_back(lock.error());
-    return;
-  }
-  if (!*lock) {
-    cleanup.in_use.push_back(entry);
-    return;
-  }
+  auto lock = lock_for_removal(entry, lock_file, cleanup);
+  if (!lock) return;
   const auto failures = cleanup.failures.size();
   remove_entry(entry, cleanup);
-  if (drop_lock && cleanup.failures.size() == failures) std::move(**lock).remove_file();
+  if (drop_lock && cleanup.failures.size() == failures) std::move(*lock).remove_file();
 }
 
 void remove_download(const CacheEntry& entry, CacheCleanup& cleanup) {
@@ -171,15 +177,8 @@ void remove_download(const CacheEntry& entry, CacheCleanup& cleanup) {
 void remove_staging(const CacheEntry& entry, CacheCleanup& cleanup) {
   const auto dir = entry.path.parent_path();
   const auto name = staged_name(entry.path.filename().string()).value_or("");
-  auto lock = InstallLock::try_acquire(dir / (std::string(lock_prefix) + name));
-  if (!lock) {
-    cleanup.failures.push_back(lock.error());
-    return;
-  }
-  if (!*lock) {
-    cleanup.in_use.push_back(entry);
-    return;
-  }
+  const auto lock = lock_for_removal(entry, dir / (std::string(lock_prefix) + name), cleanup);
+  if (!lock) return;
   std::error_code ec;
   const bool put_back = text::starts_with(entry.path.filename().string(), ".replaced-") &&
                         !fs::exists(fs::symlink_status(dir / name, ec));

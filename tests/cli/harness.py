@@ -126,3 +126,11 @@ def install_synthetic_toolkits(tmp, releases=SYNTHETIC_RELEASES, **extra_env):
         for release in releases:
             run(["install", release, "--mirror", url], env, check_exit=0)
     return env
+
+
+def global_config(env, text):
+    """Writes `text` as the config file of the environment's home; returns its path."""
+    config = Path(env["HOME"]) / ".config" / "cudaenv" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(text)
+    return config

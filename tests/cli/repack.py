@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tarfile
 import zipfile
+from pathlib import Path
 
 PLATFORM = "linux-x86_64"
 
@@ -132,3 +133,28 @@ def pack_wheels(wheels, pins, mirror, release, workdir):
         name = WHEELS[package]
         components[name] = write_component(redist, name, pins[package], parts)
     write_manifest(mirror, "cuda", release, components)
+
+
+# NVIDIA's wheel versions of two real CUDA releases, for the end-to-end tests.
+WHEEL_RELEASES = {
+    "13.0.2": {"nvidia-cuda-nvcc": "13.0.88", "nvidia-cuda-runtime": "13.0.96", "nvidia-cuda-crt": "13.0.88",
+               "nvidia-nvvm": "13.0.88", "nvidia-cuda-cccl": "13.0.85"},
+    "13.2.0": {"nvidia-cuda-nvcc": "13.2.51", "nvidia-cuda-runtime": "13.2.51", "nvidia-cuda-crt": "13.2.51",
+               "nvidia-nvvm": "13.2.51", "nvidia-cuda-cccl": "13.2.27"},
+}
+
+
+def wheel_mirror(cache, workdir):
+    """A mirror (kept under `cache`) of WHEEL_RELEASES packed from NVIDIA's wheels, or None when
+    the wheels cannot be downloaded."""
+    mirror = Path(cache) / "wheel-mirror"
+    try:
+        for release, pins in WHEEL_RELEASES.items():
+            if (mirror / "cuda" / "redist" / f"redistrib_{release}.json").exists():
+                continue
+            wheels = download_wheels(str(Path(cache) / "wheels"), pins)
+            pack_wheels(wheels, pins, str(mirror), release, str(Path(workdir) / f"unpacked-{release}"))
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as error:
+        print(f"skip: NVIDIA's wheels could not be downloaded ({error})")
+        return None
+    return mirror

@@ -17,13 +17,7 @@ from harness import SKIP, case, check, clean_env, finish, mirror_server, run
 import repack
 
 CACHE = Path(os.environ.get("CUDAENV_TEST_CACHE", Path(__file__).parent / ".cache"))
-# The wheel versions test_e2e_install.py packs (same cache directory, same mirror).
-RELEASES = {
-    "13.0.2": {"nvidia-cuda-nvcc": "13.0.88", "nvidia-cuda-runtime": "13.0.96", "nvidia-cuda-crt": "13.0.88",
-               "nvidia-nvvm": "13.0.88", "nvidia-cuda-cccl": "13.0.85"},
-    "13.2.0": {"nvidia-cuda-nvcc": "13.2.51", "nvidia-cuda-runtime": "13.2.51", "nvidia-cuda-crt": "13.2.51",
-               "nvidia-nvvm": "13.2.51", "nvidia-cuda-cccl": "13.2.27"},
-}
+RELEASES = repack.WHEEL_RELEASES
 PROJECT = """cmake_minimum_required(VERSION 3.18)
 project(probe LANGUAGES CXX CUDA)
 find_package(CUDAToolkit REQUIRED)
@@ -36,15 +30,8 @@ message(STATUS "probe CMAKE_CUDA_HOST_COMPILER=${CMAKE_CUDA_HOST_COMPILER}")
 
 
 def wheel_mirror(tmp):
-    mirror = CACHE / "wheel-mirror"
-    try:
-        for release, pins in RELEASES.items():
-            if (mirror / "cuda" / "redist" / f"redistrib_{release}.json").exists():
-                continue
-            wheels = repack.download_wheels(str(CACHE / "wheels"), pins)
-            repack.pack_wheels(wheels, pins, str(mirror), release, str(tmp / f"unpacked-{release}"))
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as error:
-        print(f"skip: NVIDIA's wheels could not be downloaded ({error})")
+    mirror = repack.wheel_mirror(CACHE, tmp)
+    if mirror is None:
         sys.exit(SKIP)
     return mirror
 

@@ -26,12 +26,7 @@ int main() {
 }
 """
 # Wheel versions of two CUDA 13 releases (NVIDIA publishes nvcc itself only in the CUDA 13 wheels).
-RELEASES = {
-    "13.0.2": {"nvidia-cuda-nvcc": "13.0.88", "nvidia-cuda-runtime": "13.0.96", "nvidia-cuda-crt": "13.0.88",
-               "nvidia-nvvm": "13.0.88", "nvidia-cuda-cccl": "13.0.85"},
-    "13.2.0": {"nvidia-cuda-nvcc": "13.2.51", "nvidia-cuda-runtime": "13.2.51", "nvidia-cuda-crt": "13.2.51",
-               "nvidia-nvvm": "13.2.51", "nvidia-cuda-cccl": "13.2.27"},
-}
+RELEASES = repack.WHEEL_RELEASES
 
 
 def system_nvcc():
@@ -85,15 +80,8 @@ def the_machines_own_toolkit_installs_from_a_mirror_and_compiles(tmp):
 
 @case
 def two_releases_from_nvidias_wheels_install_side_by_side(tmp):
-    mirror = CACHE / "wheel-mirror"
-    try:
-        for release, pins in RELEASES.items():
-            if (mirror / "cuda" / "redist" / f"redistrib_{release}.json").exists():
-                continue
-            wheels = repack.download_wheels(str(CACHE / "wheels"), pins)
-            repack.pack_wheels(wheels, pins, str(mirror), release, str(tmp / f"unpacked-{release}"))
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as error:
-        print(f"skip: NVIDIA's wheels could not be downloaded ({error})")
+    mirror = repack.wheel_mirror(CACHE, tmp)
+    if mirror is None:
         sys.exit(SKIP)
     env = clean_env(tmp, CUDAENV_ROOT=tmp / "root")
     with mirror_server(mirror) as (url, _):

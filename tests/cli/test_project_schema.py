@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from harness import BINARY, case, check, clean_env, expect_error, finish, fixture_machine, install_synthetic_toolkits
+from harness import BINARY, case, check, clean_env, expect_error, finish, fixture_machine, global_config, install_synthetic_toolkits
 from shells import SHELLS, quote, run_shell
 
 # One store of synthetic toolkits for every case; each case has its own HOME and projects.
@@ -35,13 +35,6 @@ def project(tmp, text, name="proj"):
     directory.mkdir()
     (directory / ".cudaenv").write_text(text)
     return directory
-
-
-def global_config(env, text):
-    config = Path(env["HOME"]) / ".config" / "cudaenv" / "config.toml"
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(text)
-    return config
 
 
 @case

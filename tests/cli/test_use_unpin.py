@@ -12,7 +12,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from harness import BINARY, case, check, clean_env, expect_error, finish, install_synthetic_toolkits
+from harness import BINARY, case, check, clean_env, expect_error, finish, global_config, install_synthetic_toolkits
 
 OTHER_UID = 65534
 
@@ -30,13 +30,6 @@ def user_env(tmp):
 def cudaenv(args, env, cwd, **kwargs):
     return subprocess.run([BINARY, *args], env=dict(env, PWD=str(cwd)), cwd=cwd, capture_output=True, text=True,
                           timeout=60, **kwargs)
-
-
-def global_config(env, text):
-    config = Path(env["HOME"]) / ".config" / "cudaenv" / "config.toml"
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(text)
-    return config
 
 
 @case
