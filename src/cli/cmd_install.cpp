@@ -1,5 +1,6 @@
 // `cudaenv install [SPEC] [--cudnn SPEC] [--components minimal|full|a,b,c] [--mirror URL] [--jobs
-// N]` Without SPEC: what the nearest .cudaenv pins (toolkit and cuDNN), as nvm, pyenv and mise do.
+// N] [--source redist|pypi] [--index-url URL] [--runtime-only]` Without SPEC: what the nearest
+// .cudaenv pins (toolkit and cuDNN), as nvm, pyenv and mise do.
 
 #include "cli/commands.hpp"
 #include "cli/download_setup.hpp"
@@ -8,6 +9,7 @@
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "install/plan.hpp"
+#include "install/pypi_plan.hpp"
 #include "manifest/load.hpp"
 #include "project/project_file.hpp"
 #include "project/selection.hpp"
@@ -120,6 +122,41 @@ struct Plans {
   std::optional<install::InstallPlan> cudnn;
 };
 
+// From a package index: the same plan, with what the index cannot bring said on stderr.
+Result<install::ToolkitPlan> plan_from_index(const InstallTarget& target,
+                                             const InstallOptions& options,
+                                             const DownloadSetup& setup,
+                                             const std::string& platform, Context& context) {
+  auto plan = install::plan_pypi_toolkit({target.cuda, options.components, options.runtime_only},
+                                         setup.index(), platform);
+  if (!plan) return plan.error();
+  if (!plan->without_wheels.empty()) {
+    context.err << "cudaenv: note: skipped, no wheel on the index for CUDA "
+                << plan->install.version << ": " << text::join(plan->without_wheels, ", ")
+                << " (--source redist installs them)\n";
+  }
+  if (plan->runtime_only) {
+    context.err << "cudaenv: note: CUDA " << plan->install.version
+                << " from the index is runtime-only: its wheels carry no nvcc, so the prefix "
+                   "cannot compile CUDA code\n";
+  }
+  return install::ToolkitPlan{std::move(plan->install), std::nullopt};
+}
+
+Result<install::ToolkitPlan> plan_toolkit(const InstallTarget& target,
+                                          const InstallOptions& options, const DownloadSetup& setup,
+                                          const std::string& platform, Context& context) {
+  if (setup.from_index()) return plan_from_index(target, options, setup, platform, context);
+  return install::plan_toolkit({target.cuda, options.components}, setup.source(), platform);
+}
+
+Result<install::InstallPlan> plan_cudnn(const InstallTarget& target, int major,
+                                        const DownloadSetup& setup, const std::string& platform) {
+  if (setup.from_index())
+    return install::plan_pypi_cudnn(target.cudnn, major, setup.index(), platform);
+  return install::plan_cudnn(target.cudnn, major, setup.source(), platform);
+}
+
 Result<Plans> make_plans(const InstallTarget& target, const InstallOptions& options,
                          const DownloadSetup& setup, const std::string& platform,
                          Context& context) {
@@ -133,8 +170,7 @@ Result<Plans> make_plans(const InstallTarget& target, const InstallOptions& opti
     report_pinned("CUDA", *have, target, target.cuda, context);
     major = have->version.major();
   } else {
-    auto toolkit =
-        install::plan_toolkit({target.cuda, options.components}, setup.source(), platform);
+    auto toolkit = plan_toolkit(target, options, setup, platform, context);
     if (!toolkit) return setup.explain(toolkit.error());
     major = Version::parse(toolkit->install.version)->major();
     plans.toolkit = std::move(*toolkit);
@@ -147,7 +183,7 @@ Result<Plans> make_plans(const InstallTarget& target, const InstallOptions& opti
       return plans;
     }
   }
-  auto cudnn = install::plan_cudnn(target.cudnn, major, setup.source(), platform);
+  auto cudnn = plan_cudnn(target, major, setup, platform);
   if (!cudnn) return setup.explain(cudnn.error());
   plans.cudnn = std::move(*cudnn);
   return plans;
@@ -183,6 +219,10 @@ Status run_install_command(const InstallOptions& options, Context& context) {
   }
   auto setup = download_setup(options.download, context);
   if (!setup) return setup.error();
+  if (options.runtime_only && !setup->from_index()) {
+    return make_error(ErrorKind::usage, "--runtime-only applies to --source pypi only",
+                      "NVIDIA's redist archives always bring nvcc: drop --runtime-only");
+  }
   for (const auto* product : {"cuda", "cudnn"}) {
     if (std::string_view(product) == "cudnn" && target->cudnn.empty()) continue;
     if (auto writable = install::prepare_store(setup->store, product); !writable)
@@ -206,7 +246,11 @@ void add_install_command(CLI::App& app, Context& context, Outcome& outcome) {
   command->add_option("--components", options->components,
                       "minimal, full (default) or a comma-separated list");
   command->add_flag("--force", options->force, "Reinstall even if already installed");
+  command->add_flag("--runtime-only", options->runtime_only,
+                    "With --source pypi: accept a CUDA 11/12 prefix without nvcc (NVIDIA's "
+                    "cu11/cu12 wheels carry none)");
   add_download_flags(*command, options->download);
+  add_source_flags(*command, options->download);
   command->callback(
       [options, &context, &outcome] { outcome.status = run_install_command(*options, context); });
 }

@@ -21,6 +21,18 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+// A toolkit prefix without nvcc: NVIDIA's CUDA 11/12 wheels from a package index carry none.
+bool runtime_only(const install::Installed& item) {
+  std::error_code ec;
+  return item.receipt && item.receipt->product == "cuda" &&
+         !std::filesystem::exists(item.path / "bin" / "nvcc", ec);
+}
+
+// Where an install came from: "redist" or "pypi"; receipts older than the field are redist's.
+std::string source_of(const install::Installed& item) {
+  return !item.receipt || item.receipt->source.empty() ? "redist" : item.receipt->source;
+}
+
 json installed_json(const std::vector<install::Installed>& items) {
   json list = json::array();
   for (const auto& item : items) {
@@ -34,6 +46,8 @@ json installed_json(const std::vector<install::Installed>& items) {
          {"variant", item.receipt ? json(item.receipt->variant) : json(nullptr)},
          {"installed_at", item.receipt ? json(item.receipt->installed_at) : json(nullptr)},
          {"mirror", item.receipt ? json(item.receipt->mirror) : json(nullptr)},
+         {"source", item.receipt ? json(source_of(item)) : json(nullptr)},
+         {"runtime_only", runtime_only(item)},
          {"components", components}});
   }
   return list;
@@ -130,8 +144,10 @@ Status run_list(const StoreOptions& options, Context& context) {
   context.out << styled("Installed by cudaenv", Tone::heading, context.colour) << '\n';
   if (toolkits.empty()) context.out << "  (none)\n";
   for (const auto& item : toolkits) {
-    context.out << marker(active, item.path.string()) << item.version.str() << "  "
-                << styled(item.path.string(), Tone::dim, context.colour) << '\n';
+    context.out << marker(active, item.path.string()) << item.version.str();
+    if (runtime_only(item)) context.out << " (runtime only: no nvcc)";
+    if (item.receipt && source_of(item) == "pypi") context.out << " (from a package index)";
+    context.out << "  " << styled(item.path.string(), Tone::dim, context.colour) << '\n';
   }
   if (!cudnn.empty()) print_installed(cudnn, "cuDNN", context);
   context.out << styled("Found on the system", Tone::heading, context.colour) << '\n';

@@ -57,6 +57,7 @@ struct InstallOptions {
   std::string cudnn;
   std::string components = "full";
   bool force = false;
+  bool runtime_only = false;  // --source pypi: accept a CUDA 11/12 prefix without nvcc
   DownloadFlags download;
 };
 Status run_install_command(const InstallOptions& options, Context& context);

@@ -5,6 +5,7 @@
 #include "core/ownership.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
+#include "fetch/simple_index.hpp"
 #include "install/remote.hpp"
 
 namespace cudaenv::cli {
@@ -75,10 +76,51 @@ void choose_mirror(const DownloadFlags& flags, const Context& context, DownloadS
   setup.mirror = install::normalize_mirror(mirror);
 }
 
+// --source, else the config's source, else redist; anything else is a usage error naming where
+// it was set.
+Status choose_source(const DownloadFlags& flags, const Context& context, DownloadSetup& setup) {
+  std::string origin = "--source";
+  std::string kind = flags.source;
+  if (kind.empty() && setup.config.source) {
+    kind = *setup.config.source;
+    origin = "source in " + paths::config_file(context.env).string();
+  }
+  if (kind.empty()) kind = "redist";
+  if (kind != "redist" && kind != "pypi") {
+    return make_error(ErrorKind::usage,
+                      origin + ": \"" + text::printable(kind) + "\" is not a source",
+                      "use redist (NVIDIA's archives, the default) or pypi (a package index)");
+  }
+  setup.source_kind = kind;
+  return Ok{};
+}
+
+// --index-url, else PIP_INDEX_URL (as pip reads it), else the config's index_url, else PyPI.
+void choose_index(const DownloadFlags& flags, const Context& context, DownloadSetup& setup) {
+  std::string index = flags.index_url;
+  setup.index_origin = "set by --index-url";
+  if (index.empty()) {
+    index = context.env.get_nonempty("PIP_INDEX_URL").value_or("");
+    setup.index_origin = "set by PIP_INDEX_URL";
+  }
+  if (index.empty() && setup.config.index_url) {
+    index = *setup.config.index_url;
+    setup.index_origin = "set by index_url in " + paths::config_file(context.env).string();
+  }
+  if (index.empty()) {
+    index = fetch::pypi_index_url;
+    setup.index_origin = "PyPI's, the default";
+  }
+  while (!index.empty() && index.back() == '/') index.pop_back();
+  setup.index_url = index;
+}
+
 }  // namespace
 
 Error DownloadSetup::explain(const Error& error) const {
   if (error.kind != ErrorKind::network) return error;
+  if (from_index())
+    return make_error(error.kind, error.message + " (index " + index_origin + ")", error.hint);
   return make_error(error.kind, error.message + " (mirror " + mirror_origin + ")", error.hint);
 }
 
@@ -93,6 +135,14 @@ void add_download_flags(CLI::App& command, DownloadFlags& flags) {
                      "Seconds a transfer may stall before it is retried (default 30)");
 }
 
+void add_source_flags(CLI::App& command, DownloadFlags& flags) {
+  command.add_option("--source", flags.source,
+                     "Where toolkits come from: redist (NVIDIA's archives, default) or pypi "
+                     "(NVIDIA's wheels from a package index)");
+  command.add_option("--index-url", flags.index_url,
+                     "Simple index for --source pypi (default: PIP_INDEX_URL, then PyPI)");
+}
+
 Result<DownloadSetup> download_setup(const DownloadFlags& flags, const Context& context) {
   DownloadSetup setup;
   auto config = project::load_config(paths::config_file(context.env));
@@ -101,6 +151,8 @@ Result<DownloadSetup> download_setup(const DownloadFlags& flags, const Context& 
   setup.store.root = paths::data_root(context.env);
   if (auto trusted = ownership::check_data_root(setup.store.root); !trusted) return trusted.error();
   choose_mirror(flags, context, setup);
+  if (auto source = choose_source(flags, context, setup); !source) return source.error();
+  choose_index(flags, context, setup);
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   setup.settings.jobs =
       flags.jobs > 0 ? flags.jobs : setup.config.jobs.value_or(std::max(4, cores));

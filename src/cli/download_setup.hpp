@@ -9,6 +9,7 @@
 #include "cli/context.hpp"
 #include "install/installer.hpp"
 #include "install/plan.hpp"
+#include "install/pypi_plan.hpp"
 #include "project/config.hpp"
 
 namespace cudaenv::cli {
@@ -18,9 +19,13 @@ struct DownloadFlags {
   int jobs = 0;
   std::string ca_bundle;
   int stall_timeout = 0;
+  std::string source;     // --source redist|pypi
+  std::string index_url;  // --index-url URL
 };
 
 void add_download_flags(CLI::App& command, DownloadFlags& flags);
+// --source and --index-url, for the commands that can fetch from a package index.
+void add_source_flags(CLI::App& command, DownloadFlags& flags);
 
 struct DownloadSetup {
   std::string mirror;
@@ -32,7 +37,16 @@ struct DownloadSetup {
   // <config>", or "NVIDIA's, the default".
   std::string mirror_origin;
 
+  // "redist" (NVIDIA's archives from `mirror`) or "pypi" (wheels from `index_url`): --source,
+  // else source in the config, else redist.
+  std::string source_kind = "redist";
+  // --index-url, else PIP_INDEX_URL, else index_url in the config, else PyPI's.
+  std::string index_url;
+  std::string index_origin;
+
   install::ReleaseSource source() const { return {mirror, store, settings.fetch}; }
+  install::IndexSource index() const { return {index_url, store, settings.fetch}; }
+  bool from_index() const { return source_kind == "pypi"; }
   // A network error with where the mirror it failed on was chosen, so the user knows what to
   // change; other errors as they are.
   Error explain(const Error& error) const;

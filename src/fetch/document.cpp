@@ -60,7 +60,7 @@ Error stopped(const std::string& url) { return make_error(ErrorKind::failure, ur
 }  // namespace
 
 Result<std::string> fetch_text(const std::string& url, const FetchOptions& options,
-                               long* http_status) {
+                               long* http_status, std::string* effective_url) {
   global_init();
   using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + options.document_deadline;
@@ -81,10 +81,19 @@ Result<std::string> fetch_text(const std::string& url, const FetchOptions& optio
     curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, stop_requested);
     curl_easy_setopt(easy, CURLOPT_XFERINFODATA, &options.should_stop);
+    const std::string accept_line = "Accept: " + options.accept;
+    curl_slist* headers =
+        options.accept.empty() ? nullptr : curl_slist_append(nullptr, accept_line.c_str());
+    if (headers != nullptr) curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
     const CURLcode code = curl_easy_perform(easy);
     long status = 0;
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+    char* landed = nullptr;
+    if (effective_url != nullptr &&
+        curl_easy_getinfo(easy, CURLINFO_EFFECTIVE_URL, &landed) == CURLE_OK && landed != nullptr)
+      *effective_url = landed;
     curl_easy_cleanup(easy);
+    curl_slist_free_all(headers);
     if (http_status != nullptr) *http_status = status;
     if (code == CURLE_OK) return std::move(body.text);
     if (body.too_large || code == CURLE_FILESIZE_EXCEEDED)

@@ -30,6 +30,8 @@ struct FetchOptions {
   // and be no larger than this: a mirror that trickles or never ends cannot hang or fill memory.
   std::chrono::seconds document_deadline{60};
   std::uint64_t max_document_bytes = std::uint64_t{32} << 20;
+  // An Accept header for documents (a package index negotiates JSON or HTML); empty: none.
+  std::string accept;
   // Asked while a transfer runs (between chunks, and at least every 200 ms while waiting):
   // true stops it with an error (Ctrl-C, or another archive of the same install failed).
   std::function<bool()> should_stop;
@@ -38,9 +40,10 @@ struct FetchOptions {
 // GETs a whole document (a manifest, a directory index). Errors are ErrorKind::network with the
 // URL named (a 404 says "not found on the mirror"; the deadline passing says so), and
 // ErrorKind::integrity for a document over `max_document_bytes`. `http_status`, when given,
-// receives the last HTTP status (0 when there was none).
+// receives the last HTTP status (0 when there was none); `effective_url`, when given, the URL
+// the document came from after redirects (relative links in it resolve against that one).
 Result<std::string> fetch_text(const std::string& url, const FetchOptions& options,
-                               long* http_status = nullptr);
+                               long* http_status = nullptr, std::string* effective_url = nullptr);
 
 // Bytes received so far, and the total when known.
 using ProgressFn = std::function<void(std::uint64_t done, std::uint64_t total)>;

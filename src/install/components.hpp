@@ -17,6 +17,9 @@ struct SelectedArchive {
   std::string component;  // "cuda_nvcc"
   std::string version;    // the component's own version
   manifest::RedistFile file;
+  // Where it is fetched from, when not <mirror>/<product>/redist/<relative_path> (an index's
+  // wheel URL).
+  std::string url;
 };
 
 // preset: "minimal" (compiler, runtime, headers, and nvvm/crt where shipped apart), "full" (every

@@ -56,6 +56,24 @@ std::string strip_top(std::string_view path) {
   return text::join(parts, "/");
 }
 
+// A wheel entry's path in the prefix; empty to skip it (see ExtractOptions::wheel_layout).
+std::string wheel_relative(std::string_view path, const ExtractOptions& options) {
+  auto parts = components_of(path);
+  if (parts.size() >= 3 && parts[0].size() > 10 &&
+      parts[0].compare(parts[0].size() - 10, 10, ".dist-info") == 0 && parts[1] == "licenses")
+    return options.licenses_dir + "/" + options.component + "/" + parts.back();
+  if (parts.size() < 3 || parts[0] != "nvidia") return {};
+  parts.erase(parts.begin(), parts.begin() + 2);
+  const bool python_only = std::any_of(parts.begin(), parts.end(), [](const std::string& part) {
+    return part == "__pycache__" || part == "__init__.py";
+  });
+  return python_only ? std::string() : text::join(parts, "/");
+}
+
+std::string relative_of(std::string_view path, const ExtractOptions& options) {
+  return options.wheel_layout ? wheel_relative(path, options) : strip_top(path);
+}
+
 const char* special_type(mode_t type) {
   switch (type) {
     case AE_IFCHR: return "character device";
@@ -80,7 +98,7 @@ Result<std::optional<std::string>> place_entry(struct archive_entry* entry,
   if (auto why = unsafe_path_reason(original); !why.empty()) return unsafe(options, original, why);
   if (const char* kind = special_type(archive_entry_filetype(entry)))
     return unsafe(options, original, kind);
-  std::string relative = strip_top(original);
+  std::string relative = relative_of(original, options);
   if (relative.empty()) return std::optional<std::string>{};
   if (relative.find('/') == std::string::npos && archive_entry_filetype(entry) == AE_IFREG) {
     relative = options.licenses_dir + "/" + options.component + "/" + relative;
@@ -92,7 +110,7 @@ Result<std::optional<std::string>> place_entry(struct archive_entry* entry,
   if (const char* hardlink = archive_entry_hardlink(entry)) {
     if (auto why = unsafe_path_reason(hardlink); !why.empty())
       return unsafe(options, original, "hard link: " + why);
-    const auto inside = strip_top(hardlink);
+    const auto inside = relative_of(hardlink, options);
     if (inside.empty()) return unsafe(options, original, "hard link to the top directory");
     archive_entry_copy_hardlink(entry, (options.destination / inside).c_str());
   }

@@ -30,6 +30,10 @@ struct ExtractOptions {
   std::string licenses_dir = "share/licenses";
   // Bytes the entries may unpack to in all (declared sizes and bytes written); 0: no cap.
   std::uint64_t max_unpacked_bytes = 0;
+  // A Python wheel instead of a redist archive: the tree below nvidia/<name>/ ("cu13", "cudnn",
+  // "cuda_runtime") is the prefix's content, the .dist-info's licenses go to the licenses
+  // directory, and the rest (Python package markers, wheel metadata) is skipped.
+  bool wheel_layout = false;
 };
 
 // The unpacked-size cap for an archive of `archive_size` bytes: 64 times its size, at least

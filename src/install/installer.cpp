@@ -26,11 +26,16 @@ fs::path cache_file(const Store& store, const SelectedArchive& archive) {
   return store.downloads() / fs::path(archive.file.relative_path).filename();
 }
 
+std::string url_of(const InstallPlan& plan, const SelectedArchive& archive) {
+  return archive.url.empty() ? archive_url(plan.mirror, plan.product, archive.file.relative_path)
+                             : archive.url;
+}
+
 Status install_archive(const InstallPlan& plan, size_t index, const Store& store,
                        const fs::path& staging, const InstallSettings& settings,
                        InstallObserver& observer, const FirstError& first) {
   const auto& archive = plan.archives[index];
-  const auto url = archive_url(plan.mirror, plan.product, archive.file.relative_path);
+  const auto url = url_of(plan, archive);
   const auto cached = cache_file(store, archive);
   // The download cache is shared between installs (and pruned by `cudaenv cache`): one process
   // at a time appends to or deletes a cache file, holding the lock beside it.
@@ -61,7 +66,7 @@ Status install_archive(const InstallPlan& plan, size_t index, const Store& store
                                 : default_unpacked_cap(archive.file.size);
   auto extracted =
       extract(source, {staging, fs::path(archive.file.relative_path).filename().string(),
-                       archive.component, "share/licenses", max_unpacked});
+                       archive.component, "share/licenses", max_unpacked, plan.source == "pypi"});
   std::error_code ec;
   if (!extracted) {
     if (extracted.error().kind != ErrorKind::integrity) return extracted.error();
@@ -98,12 +103,11 @@ Status install_all(const InstallPlan& plan, const Store& store, const fs::path& 
 }
 
 Receipt receipt_of(const InstallPlan& plan) {
-  Receipt receipt{
-      plan.product, plan.version, plan.platform, plan.variant, plan.mirror, utc_timestamp(), {}};
+  Receipt receipt{plan.product,    plan.version, plan.platform, plan.variant, plan.mirror,
+                  utc_timestamp(), {},           plan.source};
   for (const auto& archive : plan.archives) {
-    receipt.components.push_back(
-        {archive.component, archive.version, archive.file.sha256,
-         archive_url(plan.mirror, plan.product, archive.file.relative_path), archive.file.size});
+    receipt.components.push_back({archive.component, archive.version, archive.file.sha256,
+                                  url_of(plan, archive), archive.file.size});
   }
   return receipt;
 }

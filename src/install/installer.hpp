@@ -25,6 +25,9 @@ struct InstallPlan {
   std::string mirror;   // base URL
   fs::path target;      // final prefix
   std::vector<SelectedArchive> archives;
+  // "redist" (NVIDIA's archives from a mirror) or "pypi" (wheels from a package index, whose
+  // URL `mirror` then holds); named in the receipt.
+  std::string source = "redist";
 };
 
 // Called from worker threads; implementations synchronise themselves.

@@ -32,9 +32,13 @@ json to_json(const Receipt& receipt) {
                           {"url", c.url},
                           {"size", c.size}});
   }
-  return {{"product", receipt.product},   {"version", receipt.version},
-          {"platform", receipt.platform}, {"variant", receipt.variant},
-          {"mirror", receipt.mirror},     {"installed_at", receipt.installed_at},
+  return {{"product", receipt.product},
+          {"version", receipt.version},
+          {"platform", receipt.platform},
+          {"variant", receipt.variant},
+          {"mirror", receipt.mirror},
+          {"installed_at", receipt.installed_at},
+          {"source", receipt.source.empty() ? "redist" : receipt.source},
           {"components", components}};
 }
 
@@ -70,7 +74,8 @@ struct ReceiptReader {
 constexpr std::pair<const char*, std::string Receipt::*> receipt_text_fields[] = {
     {"product", &Receipt::product},   {"version", &Receipt::version},
     {"platform", &Receipt::platform}, {"variant", &Receipt::variant},
-    {"mirror", &Receipt::mirror},     {"installed_at", &Receipt::installed_at}};
+    {"mirror", &Receipt::mirror},     {"installed_at", &Receipt::installed_at},
+    {"source", &Receipt::source}};
 
 Result<ReceiptComponent> read_receipt_component(const nlohmann::json& value,
                                                 const std::string& origin, std::size_t index) {

@@ -49,6 +49,9 @@ struct Receipt {
   std::string mirror;
   std::string installed_at;  // ISO 8601, UTC
   std::vector<ReceiptComponent> components;
+  // "redist" or "pypi" (then `mirror` is the package index); empty in receipts written before
+  // installs could come from an index, which were all redist installs.
+  std::string source;
 };
 
 constexpr const char* receipt_file_name = "cudaenv-receipt.json";

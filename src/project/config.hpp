@@ -3,6 +3,8 @@
 //
 //   cuda = "12.4"                  # the global default version spec
 //   mirror = "https://mirror.example/compute"
+//   source = "pypi"                # where installs come from: "redist" (default) or "pypi"
+//   index_url = "https://pypi.example/simple"   # the package index for source = "pypi"
 //   [download]
 //   jobs = 8                       # parallel downloads
 //   ca_bundle = "/etc/ssl/corp.pem"
@@ -21,6 +23,8 @@ namespace cudaenv::project {
 struct Config {
   std::optional<std::string> cuda;
   std::optional<std::string> mirror;
+  std::optional<std::string> source;     // "redist" or "pypi"; checked where it is used
+  std::optional<std::string> index_url;  // a PEP 503/691 simple index
   std::optional<int> jobs;
   std::optional<std::string> ca_bundle;
   std::optional<int> stall_timeout;

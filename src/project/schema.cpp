@@ -130,6 +130,8 @@ const std::vector<KeySpec>& config_keys() {
   static const std::vector<KeySpec> keys{
       {"", "cuda", ValueType::version_spec},
       {"", "mirror", ValueType::string},
+      {"", "source", ValueType::string},
+      {"", "index_url", ValueType::string},
       {"", "download", ValueType::table},
       {"download", "jobs", ValueType::integer},
       {"download", "ca_bundle", ValueType::string},

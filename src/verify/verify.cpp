@@ -1,6 +1,7 @@
 #include "verify/verify.hpp"
 
 #include "activate/toolkit_env.hpp"
+#include "install/store.hpp"
 #include "resolve/toolkit_identity.hpp"
 #include "verify/embedded.hpp"
 
@@ -64,6 +65,21 @@ std::vector<Version> gpus_to_cover(const Verification& verification, const Verif
   return gpus.empty() ? gpu_architectures(inputs.facts) : gpus;
 }
 
+// A prefix installed from a package index without nvcc (NVIDIA's CUDA 11/12 wheels carry none)
+// cannot compile the device query: said as such, not reported as a failed compile.
+Status compiler_present(const std::string& prefix, const std::string& version) {
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::path(prefix) / "bin" / "nvcc", ec)) return Ok{};
+  const auto receipt = install::read_receipt(prefix);
+  if (!receipt || receipt->source != "pypi") return Ok{};
+  return make_error(
+      ErrorKind::verification_failed,
+      "CUDA " + version + " in " + prefix +
+          " is runtime-only (installed from a package index, no nvcc): there is "
+          "nothing to compile the device query with",
+      "install a toolkit that compiles: cudaenv install " + version + " --source redist --force");
+}
+
 }  // namespace
 
 std::filesystem::path cache_root(const std::filesystem::path& data_root) {
@@ -97,6 +113,8 @@ Result<Verification> verify_toolkit(const VerifyRequest& request, const VerifyIn
   verification.archs =
       plan_architectures(inputs.db, version, gpu_architectures(inputs.facts), request.archs);
 
+  if (auto compiler = compiler_present(verification.toolkit.host_path, version.str()); !compiler)
+    return compiler.error();
   auto build = build_program({verification.toolkit.host_path, version.str(), verification.archs,
                               embedded_file("device_query.cu"), env.variables()},
                              inputs.cache_root, inputs.runner);

@@ -1,0 +1,187 @@
+#include "install/pypi_plan.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "core/text.hpp"
+#include "fetch/simple_index.hpp"
+#include "install/wheels.hpp"
+
+namespace cudaenv::install {
+
+namespace {
+
+constexpr const char* metapackage = "cuda-toolkit";
+
+// The "minimal" preset, as for redist installs (install/components.cpp): compiler, runtime,
+// headers, and crt/nvvm, which ship as wheels of their own.
+const std::set<std::string> minimal_components = {"cuda_nvcc", "cuda_cudart", "cuda_cccl",
+                                                  "cuda_crt",  "libnvvm",     "cuda_culibos"};
+
+// The newest version of `project` on the index matching `spec`; not_found naming the newest.
+Result<Version> newest_matching(const std::vector<fetch::IndexFile>& files,
+                                const std::string& project, const VersionSpec& spec,
+                                const std::string& platform, const std::string& index) {
+  const auto offered = wheel_versions(files, project, platform);
+  if (auto best = spec.best_match(offered)) return *best;
+  std::vector<std::string> newest;
+  for (size_t i = 0; i < offered.size() && i < 6; ++i) newest.push_back(offered[i].str());
+  return make_error(
+      ErrorKind::not_found,
+      "no " + project + " release matching \"" + spec.str() + "\" on the index " + index,
+      newest.empty() ? "the index has no " + project + " wheels: check --index-url"
+                     : "newest there: " + text::join(newest, ", "));
+}
+
+Status require_sha256(const fetch::IndexFile& file, const std::string& index) {
+  if (!file.sha256.empty()) return Ok{};
+  return make_error(ErrorKind::integrity,
+                    "the index " + index + " gives no sha256 for " + file.filename,
+                    "use an index that publishes sha256 digests (PyPI, devpi, Artifactory and "
+                    "Nexus all do): nothing unverified is installed");
+}
+
+// The component pins of cuda-toolkit==<version>: its wheel is a few KiB, fetched whole and
+// checked against the index's sha256 before its METADATA is read.
+Result<std::vector<WheelPin>> metapackage_pins(const fetch::IndexFile& file,
+                                               const IndexSource& source) {
+  if (auto sha = require_sha256(file, source.index); !sha) return sha.error();
+  auto body = fetch::fetch_text(file.url, source.fetch);
+  if (!body) return body.error();
+  if (const auto got = fetch::sha256_of(*body); got != file.sha256) {
+    return make_error(
+        ErrorKind::integrity,
+        "sha256 mismatch for " + file.url + ": expected " + file.sha256 + ", got " + got,
+        "the index serves a different file than it lists: try again, or use "
+        "another index");
+  }
+  auto metadata = wheel_metadata(*body, file.filename);
+  if (!metadata) return metadata.error();
+  auto pins = toolkit_pins(*metadata);
+  if (pins.empty()) {
+    return make_error(ErrorKind::integrity, file.filename + ": its METADATA pins no components",
+                      "the index serves another cuda-toolkit than NVIDIA's: check --index-url");
+  }
+  return pins;
+}
+
+std::string known_components(const std::vector<WheelPin>& pins) {
+  std::vector<std::string> names;
+  for (const auto& pin : pins) names.push_back(component_of_wheel(pin.project));
+  return text::join(names, ", ");
+}
+
+// The pins a preset asks for; a listed component may be named as in redist manifests
+// ("cuda_nvcc") or by its wheel ("nvidia-cuda-nvcc").
+Result<std::vector<WheelPin>> select_pins(const std::vector<WheelPin>& pins,
+                                          const std::string& preset) {
+  if (preset == "full") return pins;
+  std::vector<WheelPin> chosen;
+  if (preset == "minimal") {
+    std::copy_if(pins.begin(), pins.end(), std::back_inserter(chosen), [](const WheelPin& pin) {
+      return minimal_components.count(component_of_wheel(pin.project)) > 0;
+    });
+    return chosen;
+  }
+  for (const auto& raw : text::split(preset, ',')) {
+    const auto name = std::string(text::trim(raw));
+    const auto it = std::find_if(pins.begin(), pins.end(), [&](const WheelPin& pin) {
+      return component_of_wheel(pin.project) == name ||
+             pin.project == fetch::normalize_project_name(name);
+    });
+    if (it == pins.end()) {
+      return make_error(ErrorKind::usage,
+                        "--components: \"" + text::printable(name) +
+                            "\" has no wheel in this release on the index",
+                        "components: " + known_components(pins));
+    }
+    chosen.push_back(*it);
+  }
+  return chosen;
+}
+
+Result<SelectedArchive> archive_for(const std::string& project, const std::string& version,
+                                    const std::string& component, const IndexSource& source,
+                                    const std::string& platform) {
+  auto files = fetch::fetch_project_files(source.index, project, source.fetch);
+  if (!files) return files.error();
+  auto wheel = pick_wheel(*files, project, version, platform, source.index);
+  if (!wheel) return wheel.error();
+  if (auto sha = require_sha256(*wheel, source.index); !sha) return sha.error();
+  const auto name = parse_wheel_name(wheel->filename);
+  return SelectedArchive{component,
+                         name ? name->version : version,
+                         {wheel->filename, wheel->sha256, wheel->size},
+                         wheel->url};
+}
+
+Error needs_runtime_only(const Version& version) {
+  return make_error(
+      ErrorKind::usage,
+      "CUDA " + version.str() + " from a package index has no nvcc: NVIDIA's cu" +
+          std::to_string(version.major()) +
+          " wheels carry ptxas but not the compiler driver, so the prefix could not compile",
+      "add --runtime-only for a runtime-only prefix (enough for frameworks), or install it with "
+      "--source redist");
+}
+
+}  // namespace
+
+Result<PypiToolkitPlan> plan_pypi_toolkit(const PypiToolkitRequest& request,
+                                          const IndexSource& source, const std::string& platform) {
+  auto spec = VersionSpec::parse(request.spec);
+  if (!spec) return make_error(ErrorKind::usage, "SPEC: " + spec.error().message);
+  auto files = fetch::fetch_project_files(source.index, metapackage, source.fetch);
+  if (!files) return files.error();
+  auto version = newest_matching(*files, metapackage, *spec, platform, source.index);
+  if (!version) return version.error();
+  const bool runtime_only = version->major() < 13;
+  if (runtime_only && !request.runtime_only) return needs_runtime_only(*version);
+  auto file = pick_wheel(*files, metapackage, version->str(), platform, source.index);
+  if (!file) return file.error();
+  auto pins = metapackage_pins(*file, source);
+  if (!pins) return pins.error();
+  auto chosen = select_pins(*pins, request.components);
+  if (!chosen) return chosen.error();
+  InstallPlan plan{"cuda", version->str(), platform,
+                   "",     source.index,   source.store.toolkits() / version->str(),
+                   {},     "pypi"};
+  for (const auto& pin : *chosen) {
+    auto archive =
+        archive_for(pin.project, pin.version, component_of_wheel(pin.project), source, platform);
+    if (!archive) return archive.error();
+    plan.archives.push_back(std::move(*archive));
+  }
+  auto skipped =
+      request.components == "full" ? components_without_wheels(*pins) : std::vector<std::string>{};
+  return PypiToolkitPlan{std::move(plan), std::move(skipped), runtime_only};
+}
+
+Result<InstallPlan> plan_pypi_cudnn(const std::string& spec_text, int cuda_major,
+                                    const IndexSource& source, const std::string& platform) {
+  auto spec = VersionSpec::parse(spec_text);
+  if (!spec) return make_error(ErrorKind::usage, "--cudnn: " + spec.error().message);
+  const auto project = "nvidia-cudnn-cu" + std::to_string(cuda_major);
+  auto files = fetch::fetch_project_files(source.index, project, source.fetch);
+  if (!files) return files.error();
+  auto version = newest_matching(*files, project, *spec, platform, source.index);
+  if (!version) return version.error();
+  // The store names cuDNN by three components, as NVIDIA's redist releases are (9.13.0).
+  const auto release =
+      Version::parse(std::to_string(version->major()) + "." + std::to_string(version->minor()) +
+                     "." + std::to_string(version->patch()))
+          .value();
+  const auto variant = "cuda" + std::to_string(cuda_major);
+  auto archive = archive_for(project, version->str(), "cudnn", source, platform);
+  if (!archive) return archive.error();
+  return InstallPlan{"cudnn",
+                     release.str(),
+                     platform,
+                     variant,
+                     source.index,
+                     source.store.cudnn() / (release.str() + "-" + variant),
+                     {std::move(*archive)},
+                     "pypi"};
+}
+
+}  // namespace cudaenv::install

@@ -1,0 +1,52 @@
+#pragma once
+// Planning an install from a PyPI-compatible index (PyPI itself, a corporate proxy, devpi)
+// instead of NVIDIA's redist mirror. A CUDA release maps to its component wheels through NVIDIA's
+// `cuda-toolkit` metapackage of the same version, whose METADATA pins every component wheel
+// (see install/wheels.hpp); cuDNN comes from nvidia-cudnn-cu<major>. The plans are ordinary
+// InstallPlans (source "pypi"): the installer fetches, verifies and lays the wheels out as it
+// does redist archives.
+
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "fetch/http.hpp"
+#include "install/installer.hpp"
+#include "install/store.hpp"
+
+namespace cudaenv::install {
+
+struct IndexSource {
+  std::string index;  // "https://pypi.org/simple", no trailing slash
+  Store store;
+  fetch::FetchOptions fetch;
+};
+
+struct PypiToolkitRequest {
+  std::string spec;
+  std::string components = "full";  // minimal, full or a comma-separated list
+  // CUDA 11.x/12.x: NVIDIA's nvidia-cuda-nvcc-cu11/-cu12 wheels carry ptxas but no nvcc, so the
+  // prefix cannot compile; installed only when asked for.
+  bool runtime_only = false;
+};
+
+struct PypiToolkitPlan {
+  InstallPlan install;
+  // Toolkit components a "full" install leaves out because the metapackage pins no wheel for
+  // them (cuda-gdb, Nsight, …), for the command to name.
+  std::vector<std::string> without_wheels;
+  bool runtime_only = false;  // the release's wheels bring no nvcc
+};
+
+// The newest cuda-toolkit release on the index matching `request.spec`, its pinned wheels for
+// `platform`, the prefix <store>/toolkits/<version>. Usage error for a CUDA 11/12 release without
+// runtime_only, naming --runtime-only and --source redist.
+Result<PypiToolkitPlan> plan_pypi_toolkit(const PypiToolkitRequest& request,
+                                          const IndexSource& source, const std::string& platform);
+
+// The newest nvidia-cudnn-cu<major> wheel matching `spec_text`, into
+// <store>/cudnn/<major.minor.patch>-cuda<major>.
+Result<InstallPlan> plan_pypi_cudnn(const std::string& spec_text, int cuda_major,
+                                    const IndexSource& source, const std::string& platform);
+
+}  // namespace cudaenv::install

@@ -1,0 +1,202 @@
+"""`cudaenv install --source pypi`: toolkits and cuDNN from a PyPI-compatible index (PEP 503 HTML
+and PEP 691 JSON, served on loopback by pypi_index.py) laid out as redist installs are, every
+wheel checked against the index's sha256, and the faults an index can have: a wrong digest, a
+missing wheel, 404s, redirects. CUDA 12's wheels carry no nvcc: such a prefix is installed only
+with --runtime-only, and `list` and `verify` say what it is."""
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from harness import check, clean_env, expect_error, finish, global_config, run
+from install_helpers import case
+from synthetic_wheels import cuda12_release, cuda13_release, cudnn_wheel
+
+
+@contextlib.contextmanager
+def index_server(wheels, settings=None):
+    """Serves `wheels` (see pypi_index.py); yields (index URL, control file)."""
+    control = Path(tempfile.mkdtemp(prefix="cudaenv-index-"))
+    control_path = control / "control.json"
+    control_path.write_text(json.dumps(settings or {}))
+    server = subprocess.Popen([sys.executable, str(Path(__file__).parent / "pypi_index.py"), str(wheels),
+                               str(control_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(server.stdout.readline())
+        yield f"http://127.0.0.1:{port}/simple", control_path
+    finally:
+        server.kill()
+        server.wait()
+        shutil.rmtree(control, ignore_errors=True)
+
+
+def env_for(tmp, **extra):
+    (tmp / "sysroot").mkdir(exist_ok=True)
+    return clean_env(tmp, CUDAENV_ROOT=tmp / "root", CUDAENV_SYSROOT=tmp / "sysroot",
+                     CUDAENV_HTTP_BACKOFF_MS=20, CUDAENV_HTTP_ATTEMPTS=2, **extra)
+
+
+def wheels_of(tmp):
+    wheels = tmp / "wheels"
+    cuda13_release(wheels)
+    cuda12_release(wheels)
+    cudnn_wheel(wheels, 13, "9.13.0.50")
+    cudnn_wheel(wheels, 13, "9.14.0.64")
+    cudnn_wheel(wheels, 12, "9.14.0.64")
+    return wheels
+
+
+def log_of(control):
+    path = Path(str(control) + ".log")
+    return path.read_text() if path.exists() else ""
+
+
+def receipt_of(prefix):
+    return json.loads((prefix / "cudaenv-receipt.json").read_text())
+
+
+@case
+def toolkit_from_a_json_index_is_laid_out_as_a_redist_install(tmp):
+    env = env_for(tmp)
+    with index_server(wheels_of(tmp)) as (index, control):
+        proc = run(["install", "13.0.2", "--source", "pypi", "--index-url", index], env, check_exit=0)
+        requests = log_of(control)
+    prefix = tmp / "root" / "toolkits" / "13.0.2"
+    check("application/vnd.pypi.simple.v1+json" in requests, f"the JSON form was asked for: {requests}")
+    nvcc = subprocess.run([str(prefix / "bin" / "nvcc"), "--version"], capture_output=True, text=True)
+    check("V13.0.88" in nvcc.stdout, f"the wheel's nvcc runs from bin/: {nvcc.stdout!r} {nvcc.stderr!r}")
+    for path in ("include/cuda_runtime.h", "include/crt/host_config.h", "include/cuda/std/version",
+                 "nvvm/bin/cicc", "lib/libcudart.so.13", "lib64/libcublas.so.13",
+                 "share/licenses/cuda_nvcc/License.txt"):
+        check((prefix / path).is_file(), f"{path} in the prefix")
+    leftovers = [p.name for p in prefix.rglob("*") if p.name == "__init__.py" or p.name.endswith(".dist-info")]
+    check(not leftovers, f"no Python package files in the prefix: {leftovers}")
+    receipt = receipt_of(prefix)
+    check(receipt["source"] == "pypi" and receipt["mirror"] == index, f"the receipt names the index: {receipt}")
+    names = sorted(c["name"] for c in receipt["components"])
+    check(names == ["cuda_cccl", "cuda_crt", "cuda_cudart", "cuda_nvcc", "libcublas", "libnvvm"],
+          f"every pinned wheel, named as redist components: {names}")
+    nvcc_row = next(c for c in receipt["components"] if c["name"] == "cuda_nvcc")
+    check(nvcc_row["version"] == "13.0.88" and nvcc_row["url"].endswith(".whl") and len(nvcc_row["sha256"]) == 64,
+          f"the wheel's version, URL and digest: {nvcc_row}")
+    check("cuda_gdb" in proc.stderr and "nsight_compute" in proc.stderr and "skipped" in proc.stderr,
+          f"full names what the index cannot bring: {proc.stderr!r}")
+    listed = json.loads(run(["list", "--json"], env, check_exit=0).stdout)["installed"]
+    check(listed[0]["source"] == "pypi" and listed[0]["runtime_only"] is False, f"list: {listed}")
+    shown = run(["exec", "--cuda", "13.0.2", "--", "nvcc", "--version"], env, check_exit=0)
+    check("V13.0.88" in shown.stdout, f"activation finds its nvcc: {shown.stdout!r}")
+
+
+@case
+def html_index_with_relative_links_and_redirects(tmp):
+    env = env_for(tmp)
+    settings = {"format": "html", "relative_links": True, "redirect_pages": True, "redirect_files": True}
+    with index_server(wheels_of(tmp), settings) as (index, control):
+        run(["install", "13.0", "--source", "pypi", "--index-url", index + "/", "--components", "minimal"],
+            env, check_exit=0)
+        requests = log_of(control)
+    prefix = tmp / "root" / "toolkits" / "13.0.2"
+    check("GET /moved/simple/cuda-toolkit/" in requests and "GET /redirect/" in requests and "GET /files/" in requests,
+          f"page and file redirects were followed: {requests}")
+    check((prefix / "bin" / "nvcc").is_file(), "minimal brings nvcc")
+    check(not (prefix / "lib" / "libcublas.so.13").exists(), "minimal leaves cuBLAS out")
+
+
+@case
+def wrong_sha256_installs_nothing(tmp):
+    env = env_for(tmp)
+    wheels = wheels_of(tmp)
+    bad = next(p.name for p in wheels.iterdir() if p.name.startswith("nvidia_cuda_nvcc-"))
+    with index_server(wheels, {"wrong_sha256": [bad]}) as (index, _):
+        proc = run(["install", "13.0.2", "--source", "pypi", "--index-url", index], env)
+    expect_error(proc, 6, "sha256 mismatch", bad)
+    check(not (tmp / "root" / "toolkits" / "13.0.2").exists(), "nothing installed")
+    check(not any((tmp / "root" / "cache" / "downloads").glob(bad + "*")), "the bad download is not kept")
+
+
+@case
+def index_without_digests_is_refused(tmp):
+    env = env_for(tmp)
+    wheels = wheels_of(tmp)
+    bare = next(p.name for p in wheels.iterdir() if p.name.startswith("nvidia_cuda_runtime-"))
+    with index_server(wheels, {"no_sha256": [bare]}) as (index, _):
+        proc = run(["install", "13.0.2", "--source", "pypi", "--index-url", index], env)
+    expect_error(proc, 6, "no sha256", bare)
+
+
+@case
+def missing_wheel_and_404s_are_named(tmp):
+    env = env_for(tmp)
+    wheels = wheels_of(tmp)
+    runtime = next(p.name for p in wheels.iterdir() if p.name.startswith("nvidia_cuda_runtime-"))
+    with index_server(wheels, {"omit": [runtime]}) as (index, _):
+        proc = run(["install", "13.0.2", "--source", "pypi", "--index-url", index], env)
+        expect_error(proc, 3, "nvidia-cuda-runtime 13.0.96", "linux-x86_64 wheel")
+        proc = run(["install", "13.9", "--source", "pypi", "--index-url", index], env)
+        expect_error(proc, 3, "cuda-toolkit", "13.9", "13.0.2")
+    with index_server(wheels, {"status": {"/simple/cuda-toolkit/": 404}}) as (index, _):
+        proc = run(["install", "13.0.2", "--source", "pypi", "--index-url", index], env)
+        expect_error(proc, 3, "no project cuda-toolkit on the index")
+    with index_server(wheels, {"status": {"/files/" + runtime: 404}}) as (index, _):
+        proc = run(["install", "13.0.2", "--source", "pypi", "--index-url", index], env)
+        expect_error(proc, 5, runtime, "index set by --index-url")
+    check(not (tmp / "root" / "toolkits" / "13.0.2").exists(), "nothing installed")
+
+
+@case
+def cudnn_beside_the_toolkit(tmp):
+    env = env_for(tmp)
+    with index_server(wheels_of(tmp)) as (index, _):
+        run(["install", "13.0.2", "--cudnn", "9.13", "--source", "pypi", "--index-url", index],
+            env, check_exit=0)
+    cudnn = tmp / "root" / "cudnn" / "9.13.0-cuda13"
+    check((cudnn / "lib" / "libcudnn.so.9").read_text() == "cudnn for cuda13", "the cu13 build")
+    check("CUDNN_MINOR 13" in (cudnn / "include" / "cudnn_version.h").read_text(), "its headers")
+    receipt = receipt_of(cudnn)
+    check(receipt["source"] == "pypi" and receipt["components"][0]["version"] == "9.13.0.50",
+          f"cuDNN's receipt: {receipt}")
+
+
+@case
+def cuda12_wheels_give_a_runtime_only_prefix_only_when_asked(tmp):
+    env = env_for(tmp)
+    with index_server(wheels_of(tmp)) as (index, _):
+        proc = run(["install", "12.8.1", "--source", "pypi", "--index-url", index], env)
+        expect_error(proc, 2, "no nvcc", "--runtime-only")
+        check(not (tmp / "root" / "toolkits" / "12.8.1").exists(), "nothing installed without --runtime-only")
+        proc = run(["install", "12.8.1", "--source", "pypi", "--runtime-only", "--index-url", index], env,
+                   check_exit=0)
+    check("runtime-only" in proc.stderr, f"install says what it installed: {proc.stderr!r}")
+    prefix = tmp / "root" / "toolkits" / "12.8.1"
+    check((prefix / "lib" / "libcudart.so.12").is_file() and (prefix / "bin" / "ptxas").is_file(),
+          "the cu12 trees merge into one prefix")
+    listed = run(["list"], env, check_exit=0).stdout
+    check("12.8.1 (runtime only: no nvcc)" in listed, f"list marks it: {listed!r}")
+    proc = run(["verify", "12.8.1"], env)
+    expect_error(proc, 7, "runtime-only", "--source redist")
+    proc = run(["install", "12.8.1", "--runtime-only"], env)
+    expect_error(proc, 2, "--runtime-only", "--source pypi")
+
+
+@case
+def config_and_pip_index_url_choose_the_index(tmp):
+    env = env_for(tmp)
+    with index_server(wheels_of(tmp)) as (index, _):
+        global_config(env, 'source = "pypi"\n')
+        run(["install", "13.0.2", "--components", "cuda_nvcc,nvidia-cuda-runtime"],
+            {**env, "PIP_INDEX_URL": index}, check_exit=0)
+    prefix = tmp / "root" / "toolkits" / "13.0.2"
+    check(receipt_of(prefix)["mirror"] == index, "PIP_INDEX_URL was used")
+    check(sorted(c["name"] for c in receipt_of(prefix)["components"]) == ["cuda_cudart", "cuda_nvcc"],
+          "a list names components by redist key or wheel")
+    config = global_config(env, 'source = "conda"\n')
+    proc = run(["install", "13.0.2", "--force"], env)
+    expect_error(proc, 2, f"source in {config}", "conda", "pypi")
+
+
+finish()
