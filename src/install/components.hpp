@@ -19,7 +19,7 @@ struct SelectedArchive {
   manifest::RedistFile file;
   // Where it is fetched from, when not <mirror>/<product>/redist/<relative_path> (an index's
   // wheel URL).
-  std::string url;
+  std::string url = {};
 };
 
 // preset: "minimal" (compiler, runtime, headers, and nvvm/crt where shipped apart), "full" (every

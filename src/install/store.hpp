@@ -51,7 +51,7 @@ struct Receipt {
   std::vector<ReceiptComponent> components;
   // "redist" or "pypi" (then `mirror` is the package index); empty in receipts written before
   // installs could come from an index, which were all redist installs.
-  std::string source;
+  std::string source = {};
 };
 
 constexpr const char* receipt_file_name = "cudaenv-receipt.json";
