@@ -67,6 +67,11 @@ IndexFile file_from_link(const std::string& href, const std::string& page_url) {
     link.erase(hash);
   }
   file.url = resolve_url(page_url, link);
+  // An index on the network cannot send the download to a local file (file://) or to another
+  // protocol libcurl speaks: http(s), or the index's own scheme.
+  const auto scheme = file.url.substr(0, file.url.find(':'));
+  if (scheme != "http" && scheme != "https" && scheme != page_url.substr(0, page_url.find(':')))
+    file.url.clear();
   return file;
 }
 

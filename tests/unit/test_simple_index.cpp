@@ -1,0 +1,118 @@
+// The package-index client's parsers (fetch/simple_index) and the wheel mapping
+// (install/wheels), on PyPI's own answers (tests/fixtures/pypi/, see SOURCES.md there) and on
+// hostile pages.
+
+#include <fstream>
+#include <sstream>
+
+#include <doctest/doctest.h>
+
+#include "fetch/simple_index.hpp"
+#include "install/wheels.hpp"
+
+using namespace cudaenv;
+using namespace cudaenv::fetch;
+using namespace cudaenv::install;
+
+namespace {
+
+std::string fixture(const std::string& name) {
+  const auto path = std::string(CUDAENV_FIXTURES_DIR) + "/pypi/" + name;
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE_MESSAGE(in.good(), "missing fixture " << path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+const std::string page = "https://pypi.org/simple/cuda-toolkit/";
+
+const IndexFile* named(const std::vector<IndexFile>& files, const std::string& filename) {
+  for (const auto& file : files)
+    if (file.filename == filename) return &file;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("PyPI's HTML and JSON pages list the same files with the same digests") {
+  const auto html = parse_simple_html(fixture("cuda-toolkit.html"), page);
+  const auto json = parse_simple_json(fixture("cuda-toolkit.json"), page);
+  REQUIRE(json.ok());
+  CHECK(html.size() == json->size());
+  const auto* from_html = named(html, "cuda_toolkit-13.0.2-py2.py3-none-any.whl");
+  const auto* from_json = named(*json, "cuda_toolkit-13.0.2-py2.py3-none-any.whl");
+  REQUIRE(from_html != nullptr);
+  REQUIRE(from_json != nullptr);
+  CHECK(from_html->sha256 == "b198824cf2f54003f50d64ada3a0f184b42ca0846c1c94192fa269ecd97a66eb");
+  CHECK(from_json->sha256 == from_html->sha256);
+  CHECK(from_json->url == from_html->url);
+  CHECK(from_html->url.find('#') == std::string::npos);
+  CHECK(from_json->size == 2364);
+}
+
+TEST_CASE("the newest cuda-toolkit matching a spec, and its pins") {
+  const auto files = parse_simple_json(fixture("cuda-toolkit.json"), page).value();
+  const auto versions = wheel_versions(files, "cuda-toolkit", "linux-x86_64");
+  REQUIRE(!versions.empty());
+  CHECK(VersionSpec::parse("13.0").value().best_match(versions)->str() == "13.0.3");
+  const auto pins = toolkit_pins(fixture("cuda_toolkit-13.0.2.METADATA"));
+  auto pin_of = [&](const std::string& project) {
+    for (const auto& pin : pins)
+      if (pin.project == project) return pin.version;
+    return std::string("(none)");
+  };
+  CHECK(pin_of("nvidia-cuda-nvcc") == "13.0.88");     // redistrib_13.0.2.json: cuda_nvcc 13.0.88
+  CHECK(pin_of("nvidia-cuda-runtime") == "13.0.96");  // cuda_cudart 13.0.96
+  CHECK(pin_of("nvidia-cublas") == "13.1.0.3");       // libcublas 13.1.0.3
+  CHECK(pins.size() == 25);                           // each once, though several extras name it
+  CHECK(component_of_wheel("nvidia-cuda-runtime") == "cuda_cudart");
+  CHECK(component_of_wheel("nvidia-cuda-nvcc-cu12") == "cuda_nvcc");
+  const auto skipped = components_without_wheels(pins);
+  CHECK(std::find(skipped.begin(), skipped.end(), "cuda_gdb") != skipped.end());
+  CHECK(std::find(skipped.begin(), skipped.end(), "cuda_nvcc") == skipped.end());
+}
+
+TEST_CASE("relative links resolve against the page, fragments carry the digest") {
+  const auto files = parse_simple_html(
+      "<html><body><A HREF='../../files/x-1.0-py3-none-any.whl#sha256=" + std::string(64, 'A') +
+          "' data-yanked>x-1.0-py3-none-any.whl</A>\n"
+          "<a href=\"/f/a&amp;b.whl#md5=00\">a&amp;b.whl</a><a>no link</a><abbr>not a link</abbr>",
+      "http://127.0.0.1:8080/simple/x/");
+  REQUIRE(files.size() == 2);
+  CHECK(files[0].url == "http://127.0.0.1:8080/files/x-1.0-py3-none-any.whl");
+  CHECK(files[0].sha256 == std::string(64, 'a'));
+  CHECK(files[0].yanked);
+  CHECK(files[1].url == "http://127.0.0.1:8080/f/a&b.whl");
+  CHECK(files[1].filename == "a&b.whl");
+  CHECK(files[1].sha256.empty());
+}
+
+TEST_CASE("hostile or broken pages give nothing rather than a crash") {
+  CHECK(parse_simple_html("<a href=\"x", page).empty());
+  CHECK(parse_simple_html("<a href=x>unterminated", page).empty());
+  CHECK(parse_simple_html(std::string(100000, '<'), page).empty());
+  CHECK(!parse_simple_json("[]", page).ok());
+  CHECK(!parse_simple_json("{\"files\": 3}", page).ok());
+  const auto odd = parse_simple_json(
+      R"({"files": [1, {"filename": 2}, {"filename": "a.whl", "url": "a.whl", "hashes": {"sha256": "zz"}}]})",
+      page);
+  REQUIRE(odd.ok());
+  REQUIRE(odd->size() == 1);
+  CHECK(odd->front().sha256.empty());
+  CHECK(odd->front().url == page + "a.whl");
+}
+
+TEST_CASE("wheel names: project, version and platform tags") {
+  const auto wheel =
+      parse_wheel_name("nvidia_nvvm-13.0.88-py3-none-manylinux2010_x86_64.manylinux_2_12_x86_64.whl");
+  REQUIRE(wheel.has_value());
+  CHECK(wheel->project == "nvidia-nvvm");
+  CHECK(wheel->version == "13.0.88");
+  CHECK(wheel_fits(*wheel, "linux-x86_64"));
+  CHECK(!wheel_fits(*wheel, "linux-sbsa"));
+  CHECK(!parse_wheel_name("nvidia_nvvm-13.0.88.tar.gz"));
+  CHECK(!parse_wheel_name("a-b.whl"));
+  CHECK(!wheel_fits(*parse_wheel_name("x-1-py3-none-win_amd64.whl"), "linux-x86_64"));
+  CHECK(normalize_project_name("Nvidia_CUDA..nvcc") == "nvidia-cuda-nvcc");
+}
