@@ -1,11 +1,13 @@
 // `cudaenv mirror create DIR --cuda VERSION [--cudnn VERSION] [--components ...] [--mirror
-// UPSTREAM]`
+// UPSTREAM | --source pypi [--index-url URL]]`
 
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
 #include "cli/terminal.hpp"
 #include "core/text.hpp"
 #include "install/mirror_create.hpp"
+#include "install/pypi_plan.hpp"
+#include "install/wheel_mirror.hpp"
 
 namespace cudaenv::cli {
 
@@ -28,6 +30,62 @@ Status mirror_one(const MirrorOptions& options, const std::string& product, cons
   return Ok{};
 }
 
+// cuDNN from an index: the release `spec` picks for CUDA 13, and the same release for CUDA 12
+// where the index has it (each becomes a cuda<major> variant of the mirrored release).
+Result<std::vector<install::InstallPlan>> cudnn_from_index(const std::string& spec,
+                                                           const DownloadSetup& setup,
+                                                           const std::string& platform) {
+  std::vector<install::InstallPlan> plans;
+  std::string exact = spec;
+  std::optional<Error> first_error;
+  for (const int major : {13, 12}) {
+    auto plan = install::plan_pypi_cudnn(exact, major, setup.index(), platform);
+    if (!plan) {
+      if (plan.error().kind != ErrorKind::not_found) return plan.error();
+      if (!first_error) first_error = plan.error();
+      continue;
+    }
+    exact = plan->archives.front().version;
+    plans.push_back(std::move(*plan));
+  }
+  if (plans.empty()) return *first_error;
+  return plans;
+}
+
+// `--source pypi`: the release's wheels repacked into NVIDIA's layout.
+Status mirror_from_index(const MirrorOptions& options, const std::string& product,
+                         const std::string& spec, const DownloadSetup& setup,
+                         const std::string& platform, Context& context) {
+  std::vector<install::InstallPlan> plans;
+  if (product == "cuda") {
+    auto plan =
+        install::plan_pypi_toolkit({spec, options.components, true}, setup.index(), platform);
+    if (!plan) return setup.explain(plan.error());
+    if (plan->runtime_only) {
+      context.err << "cudaenv: note: CUDA " << plan->install.version
+                  << " from the index has no nvcc: toolkits installed from this mirror are "
+                     "runtime-only\n";
+    }
+    plans.push_back(std::move(plan->install));
+  } else {
+    auto cudnn = cudnn_from_index(spec, setup, platform);
+    if (!cudnn) return setup.explain(cudnn.error());
+    plans = std::move(*cudnn);
+  }
+  install::InstallPlan shown = plans.front();
+  for (size_t i = 1; i < plans.size(); ++i)
+    shown.archives.insert(shown.archives.end(), plans[i].archives.begin(), plans[i].archives.end());
+  ProgressView progress(context, shown);
+  auto status =
+      install::mirror_from_wheels(options.directory, plans, setup.store, setup.settings, progress);
+  progress.finish();
+  if (!status) return setup.explain(status.error());
+  context.out << "mirrored " << product << " " << shown.version << " (" << shown.archives.size()
+              << " wheels from " << setup.index_url << ", repacked) into " << options.directory
+              << '\n';
+  return Ok{};
+}
+
 Status run_mirror_create(const MirrorOptions& options, Context& context) {
   auto setup = download_setup(options.download, context);
   if (!setup) return setup.error();
@@ -38,14 +96,17 @@ Status run_mirror_create(const MirrorOptions& options, Context& context) {
                       "name --cuda VERSION and/or --cudnn VERSION");
   }
   if (!options.cuda.empty()) {
-    if (auto status = mirror_one(options, "cuda", options.cuda, *setup, *platform, context);
-        !status)
-      return status;
+    auto status = setup->from_index()
+                      ? mirror_from_index(options, "cuda", options.cuda, *setup, *platform, context)
+                      : mirror_one(options, "cuda", options.cuda, *setup, *platform, context);
+    if (!status) return status;
   }
   if (!options.cudnn.empty()) {
-    if (auto status = mirror_one(options, "cudnn", options.cudnn, *setup, *platform, context);
-        !status)
-      return status;
+    auto status =
+        setup->from_index()
+            ? mirror_from_index(options, "cudnn", options.cudnn, *setup, *platform, context)
+            : mirror_one(options, "cudnn", options.cudnn, *setup, *platform, context);
+    if (!status) return status;
   }
   auto published = install::publish_database_in_use(options.directory, setup->store.root);
   if (!published) return published.error();
@@ -78,6 +139,7 @@ void add_mirror_command(CLI::App& app, Context& context, Outcome& outcome) {
   create->add_option("--components", options->components,
                      "minimal, full (default) or a comma-separated list");
   add_download_flags(*create, options->download);
+  add_source_flags(*create, options->download);
   create->callback(
       [options, &context, &outcome] { outcome.status = run_mirror_create(*options, context); });
 }

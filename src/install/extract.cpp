@@ -56,22 +56,9 @@ std::string strip_top(std::string_view path) {
   return text::join(parts, "/");
 }
 
-// A wheel entry's path in the prefix; empty to skip it (see ExtractOptions::wheel_layout).
-std::string wheel_relative(std::string_view path, const ExtractOptions& options) {
-  auto parts = components_of(path);
-  if (parts.size() >= 3 && parts[0].size() > 10 &&
-      parts[0].compare(parts[0].size() - 10, 10, ".dist-info") == 0 && parts[1] == "licenses")
-    return options.licenses_dir + "/" + options.component + "/" + parts.back();
-  if (parts.size() < 3 || parts[0] != "nvidia") return {};
-  parts.erase(parts.begin(), parts.begin() + 2);
-  const bool python_only = std::any_of(parts.begin(), parts.end(), [](const std::string& part) {
-    return part == "__pycache__" || part == "__init__.py";
-  });
-  return python_only ? std::string() : text::join(parts, "/");
-}
-
 std::string relative_of(std::string_view path, const ExtractOptions& options) {
-  return options.wheel_layout ? wheel_relative(path, options) : strip_top(path);
+  return options.wheel_layout ? wheel_entry_path(path, options.component, options.licenses_dir)
+                              : strip_top(path);
 }
 
 const char* special_type(mode_t type) {
@@ -211,6 +198,19 @@ std::string unsafe_link_reason(std::string_view entry_path, std::string_view tar
     if (depth < 0) return "link points outside the install directory";
   }
   return {};
+}
+
+std::string wheel_entry_path(std::string_view path, const std::string& component,
+                             const std::string& licenses_dir) {
+  auto parts = components_of(path);
+  if (parts.size() >= 3 && parts[0].ends_with(".dist-info") && parts[1] == "licenses")
+    return licenses_dir + "/" + component + "/" + parts.back();
+  if (parts.size() < 3 || parts[0] != "nvidia") return {};
+  parts.erase(parts.begin(), parts.begin() + 2);
+  const bool python_only = std::any_of(parts.begin(), parts.end(), [](const std::string& part) {
+    return part == "__pycache__" || part == "__init__.py";
+  });
+  return python_only ? std::string() : text::join(parts, "/");
 }
 
 std::uint64_t default_unpacked_cap(std::uint64_t archive_size) {

@@ -40,6 +40,11 @@ struct ExtractOptions {
 // 1 GiB (NVIDIA's archives unpack to 2-4 times their size), so a decompression bomb stops early.
 std::uint64_t default_unpacked_cap(std::uint64_t archive_size);
 
+// A wheel entry's path in the prefix (see ExtractOptions::wheel_layout): below nvidia/<name>/,
+// or <licenses_dir>/<component>/<file> for the .dist-info's licenses; empty to skip the entry.
+std::string wheel_entry_path(std::string_view path, const std::string& component,
+                             const std::string& licenses_dir);
+
 // The mode an entry is written with: 0755 for directories, 0755 or 0644 for files.
 mode_t sanitized_mode(mode_t type, mode_t archive_mode);
 

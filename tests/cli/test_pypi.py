@@ -199,4 +199,27 @@ def config_and_pip_index_url_choose_the_index(tmp):
     expect_error(proc, 2, f"source in {config}", "conda", "pypi")
 
 
+@case
+def mirror_create_from_an_index_serves_ordinary_installs(tmp):
+    env = env_for(tmp)
+    mirror = tmp / "mirror"
+    with index_server(wheels_of(tmp)) as (index, _):
+        proc = run(["mirror", "create", str(mirror), "--cuda", "13.0.2", "--components", "minimal",
+                    "--cudnn", "9.14", "--source", "pypi", "--index-url", index], env, check_exit=0)
+    check("repacked" in proc.stdout, f"says where it came from: {proc.stdout!r}")
+    manifest = json.loads((mirror / "cuda" / "redist" / "redistrib_13.0.2.json").read_text())
+    check(manifest["cuda_nvcc"]["version"] == "13.0.88" and "cuda_cudart" in manifest
+          and "libcublas" not in manifest, f"the minimal components, in NVIDIA's layout: {list(manifest)}")
+    cudnn = json.loads((mirror / "cudnn" / "redist" / "redistrib_9.14.0.json").read_text())["cudnn"]
+    check(sorted(cudnn["cuda_variant"]) == ["12", "13"], f"both CUDA variants of cuDNN: {cudnn}")
+    offline = dict(env, CUDAENV_ROOT=str(tmp / "offline"))
+    run(["install", "13.0.2", "--cudnn", "9.14", "--mirror", mirror.as_uri()], offline, check_exit=0)
+    prefix = tmp / "offline" / "toolkits" / "13.0.2"
+    nvcc = subprocess.run([str(prefix / "bin" / "nvcc"), "--version"], capture_output=True, text=True)
+    check("V13.0.88" in nvcc.stdout, f"the mirror's toolkit runs: {nvcc.stdout!r}")
+    check((tmp / "offline" / "cudnn" / "9.14.0-cuda13" / "lib" / "libcudnn.so.9").read_text()
+          == "cudnn for cuda13", "cuDNN for the toolkit's major from the mirror")
+    check(receipt_of(prefix)["source"] == "redist", "installed from the mirror as redist archives")
+
+
 finish()

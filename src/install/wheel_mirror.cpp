@@ -1,0 +1,178 @@
+#include "install/wheel_mirror.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <fstream>
+#include <memory>
+#include <mutex>
+
+#include <nlohmann/json.hpp>
+
+#include "core/parallel.hpp"
+#include "install/extract.hpp"
+
+namespace cudaenv::install {
+
+namespace {
+
+using ArchivePtr = std::unique_ptr<struct archive, int (*)(struct archive*)>;
+using json = nlohmann::ordered_json;
+
+struct Repacked {
+  std::string relative_path;  // below <dir>/<product>/redist/
+  std::string sha256;
+  std::uint64_t size = 0;
+};
+
+Error repack_error(const std::string& what, struct archive* a) {
+  const char* why = archive_error_string(a);
+  return make_error(ErrorKind::failure, what + ": " + (why != nullptr ? why : "unknown error"));
+}
+
+// Copies one wheel entry into the tar under `top`, at the path the install would give it.
+Status copy_entry(struct archive* in, struct archive_entry* entry, struct archive* out,
+                  const std::string& top, const std::string& component) {
+  const auto path = wheel_entry_path(archive_entry_pathname(entry), component, "share/licenses");
+  if (path.empty() || archive_entry_filetype(entry) != AE_IFREG) return Ok{};
+  std::unique_ptr<struct archive_entry, void (*)(struct archive_entry*)> copy(archive_entry_new(),
+                                                                              archive_entry_free);
+  archive_entry_set_pathname(copy.get(), (top + "/" + path).c_str());
+  archive_entry_set_filetype(copy.get(), AE_IFREG);
+  archive_entry_set_perm(copy.get(), sanitized_mode(AE_IFREG, archive_entry_perm(entry)));
+  archive_entry_set_size(copy.get(), archive_entry_size(entry));
+  archive_entry_set_mtime(copy.get(), archive_entry_mtime(entry), 0);
+  if (archive_write_header(out, copy.get()) != ARCHIVE_OK) return repack_error(path, out);
+  char buffer[1 << 16];
+  la_ssize_t got = 0;
+  while ((got = archive_read_data(in, buffer, sizeof buffer)) > 0) {
+    if (archive_write_data(out, buffer, static_cast<size_t>(got)) != got)
+      return repack_error(path, out);
+  }
+  if (got < 0) return repack_error(path, in);
+  return Ok{};
+}
+
+// The wheel at `wheel` as NVIDIA packs a redist archive: <top>/bin/..., xz-compressed.
+Status repack(const fs::path& wheel, const fs::path& target, const std::string& top,
+              const std::string& component) {
+  ArchivePtr in(archive_read_new(), archive_read_free);
+  archive_read_support_format_zip(in.get());
+  if (archive_read_open_filename(in.get(), wheel.c_str(), 1 << 16) != ARCHIVE_OK)
+    return repack_error(wheel.string(), in.get());
+  std::error_code ec;
+  fs::create_directories(target.parent_path(), ec);
+  ArchivePtr out(archive_write_new(), archive_write_free);
+  archive_write_set_format_pax_restricted(out.get());
+  archive_write_add_filter_xz(out.get());
+  if (archive_write_open_filename(out.get(), target.c_str()) != ARCHIVE_OK)
+    return repack_error(target.string(), out.get());
+  struct archive_entry* entry = nullptr;
+  int status = ARCHIVE_OK;
+  while ((status = archive_read_next_header(in.get(), &entry)) == ARCHIVE_OK) {
+    if (auto copied = copy_entry(in.get(), entry, out.get(), top, component); !copied)
+      return copied;
+  }
+  if (status != ARCHIVE_EOF) return repack_error(wheel.string(), in.get());
+  if (archive_write_close(out.get()) != ARCHIVE_OK) return repack_error(target.string(), out.get());
+  return Ok{};
+}
+
+// Fetches one wheel into the download cache, checked against the index's sha256.
+Status fetch_wheel(const InstallPlan& plan, const SelectedArchive& archive, const fs::path& cached,
+                   const InstallSettings& settings) {
+  fetch::ResumableStream stream(archive.url, cached, archive.file.size, settings.fetch);
+  if (auto drained = stream.drain(); !drained) return drained.error();
+  if (stream.sha256_hex() == archive.file.sha256) return Ok{};
+  std::error_code ec;
+  fs::remove(cached, ec);
+  return make_error(ErrorKind::integrity,
+                    "sha256 mismatch for " + archive.url + ": expected " + archive.file.sha256 +
+                        ", got " + stream.sha256_hex(),
+                    "the download was discarded; run the command again, or use another index (" +
+                        plan.mirror + ")");
+}
+
+Result<Repacked> mirror_wheel(const fs::path& redist, const InstallPlan& plan,
+                              const SelectedArchive& archive, const Store& store,
+                              const InstallSettings& settings) {
+  const auto cached = store.downloads() / archive.file.relative_path;
+  if (auto fetched = fetch_wheel(plan, archive, cached, settings); !fetched) return fetched.error();
+  const auto name = plan.product == "cudnn" ? std::string("cudnn") : archive.component;
+  const auto suffix = plan.variant.empty() ? "" : "_" + plan.variant;
+  const auto top = name + "-" + plan.platform + "-" + archive.version + suffix + "-archive";
+  const auto relative = name + "/" + plan.platform + "/" + top + ".tar.xz";
+  if (auto packed = repack(cached, redist / relative, top, archive.component); !packed)
+    return packed.error();
+  auto sha = fetch::sha256_file(redist / relative);
+  if (!sha) return sha.error();
+  std::error_code ec;
+  return Repacked{relative, *sha, fs::file_size(redist / relative, ec)};
+}
+
+json file_entry(const Repacked& packed) {
+  return {{"relative_path", packed.relative_path},
+          {"sha256", packed.sha256},
+          {"md5", ""},
+          {"size", std::to_string(packed.size)}};
+}
+
+// The manifest NVIDIA would serve for what was repacked: one component per toolkit wheel, or one
+// "cudnn" component with a file per CUDA variant.
+json manifest_of(const std::vector<InstallPlan>& plans,
+                 const std::vector<std::vector<Repacked>>& packed) {
+  const auto& first = plans.front();
+  json doc = {{"release_date", utc_timestamp().substr(0, 10)},
+              {"release_label", first.version},
+              {"release_product", first.product}};
+  for (size_t p = 0; p < plans.size(); ++p) {
+    for (size_t a = 0; a < plans[p].archives.size(); ++a) {
+      const auto& archive = plans[p].archives[a];
+      if (first.product != "cudnn") {
+        doc[archive.component] = {{"name", archive.component},
+                                  {"license", "CUDA Toolkit"},
+                                  {"version", archive.version},
+                                  {first.platform, file_entry(packed[p][a])}};
+        continue;
+      }
+      auto& cudnn = doc["cudnn"];
+      cudnn["name"] = "NVIDIA CUDA Deep Neural Network library";
+      cudnn["license"] = "cudnn";
+      cudnn["version"] = archive.version;
+      cudnn["cuda_variant"].push_back(plans[p].variant.substr(4));  // "cuda13" -> "13"
+      cudnn[first.platform][plans[p].variant] = file_entry(packed[p][a]);
+    }
+  }
+  return doc;
+}
+
+}  // namespace
+
+Status mirror_from_wheels(const fs::path& dir, const std::vector<InstallPlan>& plans,
+                          const Store& store, const InstallSettings& settings,
+                          InstallObserver& observer) {
+  if (plans.empty()) return Ok{};
+  const auto redist = dir / plans.front().product / "redist";
+  std::vector<std::pair<size_t, size_t>> work;
+  std::vector<std::vector<Repacked>> packed(plans.size());
+  for (size_t p = 0; p < plans.size(); ++p) {
+    packed[p].resize(plans[p].archives.size());
+    for (size_t a = 0; a < plans[p].archives.size(); ++a) work.emplace_back(p, a);
+  }
+  auto done = for_each_in_parallel(work.size(), settings.jobs, [&](size_t i, const FirstError&) {
+    const auto [p, a] = work[i];
+    auto result = mirror_wheel(redist, plans[p], plans[p].archives[a], store, settings);
+    if (!result) return Status(result.error());
+    packed[p][a] = std::move(*result);
+    observer.archive_done(i);
+    return Status(Ok{});
+  });
+  if (!done) return done;
+  const auto path = redist / ("redistrib_" + plans.front().version + ".json");
+  std::ofstream out(path);
+  out << manifest_of(plans, packed).dump(4) << '\n';
+  if (!out) return make_error(ErrorKind::failure, "cannot write " + path.string());
+  return Ok{};
+}
+
+}  // namespace cudaenv::install
