@@ -21,10 +21,11 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// A toolkit prefix without nvcc: NVIDIA's CUDA 11/12 wheels from a package index carry none.
+// A toolkit prefix installed from a package index without nvcc: NVIDIA's CUDA 11/12 wheels
+// carry none.
 bool runtime_only(const install::Installed& item) {
   std::error_code ec;
-  return item.receipt && item.receipt->product == "cuda" &&
+  return item.receipt && item.receipt->product == "cuda" && item.receipt->source == "pypi" &&
          !std::filesystem::exists(item.path / "bin" / "nvcc", ec);
 }
 

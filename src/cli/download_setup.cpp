@@ -76,11 +76,12 @@ void choose_mirror(const DownloadFlags& flags, const Context& context, DownloadS
   setup.mirror = install::normalize_mirror(mirror);
 }
 
-// --source, else the config's source, else redist; anything else is a usage error naming where
-// it was set.
+// --source, else pypi when --index-url is given, else the config's source, else redist; anything
+// else is a usage error naming where it was set.
 Status choose_source(const DownloadFlags& flags, const Context& context, DownloadSetup& setup) {
   std::string origin = "--source";
   std::string kind = flags.source;
+  if (kind.empty() && !flags.index_url.empty()) kind = "pypi";  // --index-url names an index
   if (kind.empty() && setup.config.source) {
     kind = *setup.config.source;
     origin = "source in " + paths::config_file(context.env).string();

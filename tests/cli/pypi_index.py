@@ -81,7 +81,7 @@ class Handler(BaseHTTPRequestHandler):
         if len(parts) == 2 and parts[0] == "simple":
             if not path.endswith("/"):
                 return self.send(301, b"", "text/plain", {"Location": path + "/"})
-            return self.send_project(parts[1], settings)
+            return self.send_project(parts[1], settings, depth=len([p for p in path.split("/") if p]))
         return self.send(404, b"not found\n", "text/plain")
 
     def send(self, status, body, content_type, headers=None):
@@ -105,7 +105,7 @@ class Handler(BaseHTTPRequestHandler):
                 digest = None
             yield name, digest
 
-    def send_project(self, project, settings):
+    def send_project(self, project, settings, depth):
         if normalize(project) != project:
             return self.send(301, b"", "text/plain", {"Location": f"/simple/{normalize(project)}/"})
         files = list(self.files_of(project, settings))
@@ -120,7 +120,7 @@ class Handler(BaseHTTPRequestHandler):
                  "size": os.path.getsize(os.path.join(ROOT, n))} for n, d in files]}
             return self.send(200, json.dumps(body).encode(), JSON_TYPE)
         host = "" if settings.get("relative_links") else f"http://{self.headers['Host']}"
-        base = "../.." if settings.get("relative_links") else host
+        base = "/".join([".."] * depth) if settings.get("relative_links") else host
         rows = "".join(f'    <a href="{base}{prefix}{html.escape(n)}{"#sha256=" + d if d else ""}">'
                        f"{html.escape(n)}</a><br/>\n" for n, d in files)
         body = (f"<!DOCTYPE html>\n<html>\n  <head><title>Links for {project}</title></head>\n"

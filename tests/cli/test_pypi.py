@@ -97,7 +97,7 @@ def html_index_with_relative_links_and_redirects(tmp):
     env = env_for(tmp)
     settings = {"format": "html", "relative_links": True, "redirect_pages": True, "redirect_files": True}
     with index_server(wheels_of(tmp), settings) as (index, control):
-        run(["install", "13.0", "--source", "pypi", "--index-url", index + "/", "--components", "minimal"],
+        run(["install", "13.0", "--index-url", index + "/", "--components", "minimal"],
             env, check_exit=0)
         requests = log_of(control)
     prefix = tmp / "root" / "toolkits" / "13.0.2"
