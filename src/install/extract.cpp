@@ -104,8 +104,13 @@ Result<std::optional<std::string>> place_entry(struct archive_entry* entry,
   const auto full = (options.destination / relative).string();
   archive_entry_copy_pathname(entry, full.c_str());
   const auto type = archive_entry_filetype(entry);
-  if (type != AE_IFLNK)
-    archive_entry_set_perm(entry, sanitized_mode(type, archive_entry_perm(entry)));
+  auto mode = archive_entry_perm(entry);
+  // A wheel read as a stream has no modes (they are in the zip's central directory, at its
+  // end): its programs are the files under a bin/ directory, as NVIDIA's wheels lay them out.
+  if (options.wheel_layout && type == AE_IFREG &&
+      (relative.starts_with("bin/") || relative.find("/bin/") != std::string::npos))
+    mode |= 0111;
+  if (type != AE_IFLNK) archive_entry_set_perm(entry, sanitized_mode(type, mode));
   return std::optional<std::string>{relative};
 }
 

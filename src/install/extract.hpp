@@ -32,7 +32,8 @@ struct ExtractOptions {
   std::uint64_t max_unpacked_bytes = 0;
   // A Python wheel instead of a redist archive: the tree below nvidia/<name>/ ("cu13", "cudnn",
   // "cuda_runtime") is the prefix's content, the .dist-info's licenses go to the licenses
-  // directory, and the rest (Python package markers, wheel metadata) is skipped.
+  // directory, and the rest (Python package markers, wheel metadata) is skipped. Files under a
+  // bin/ directory are made executable: a zip read as a stream carries no modes.
   bool wheel_layout = false;
 };
 

@@ -39,7 +39,10 @@ Status copy_entry(struct archive* in, struct archive_entry* entry, struct archiv
                                                                               archive_entry_free);
   archive_entry_set_pathname(copy.get(), (top + "/" + path).c_str());
   archive_entry_set_filetype(copy.get(), AE_IFREG);
-  archive_entry_set_perm(copy.get(), sanitized_mode(AE_IFREG, archive_entry_perm(entry)));
+  // As the install does (install/extract.cpp): a wheel's programs are the files under bin/.
+  const bool program = path.starts_with("bin/") || path.find("/bin/") != std::string::npos;
+  archive_entry_set_perm(
+      copy.get(), sanitized_mode(AE_IFREG, archive_entry_perm(entry) | (program ? 0111 : 0)));
   archive_entry_set_size(copy.get(), archive_entry_size(entry));
   archive_entry_set_mtime(copy.get(), archive_entry_mtime(entry), 0);
   if (archive_write_header(out, copy.get()) != ARCHIVE_OK) return repack_error(path, out);

@@ -151,8 +151,15 @@ class Handler(BaseHTTPRequestHandler):
                 return
 
 
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass  # a client that gave up on a transfer (a failed install stops the others) is no news
+
+
 def main():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = Server(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     print(server.server_address[1], flush=True)
     server.serve_forever()
