@@ -115,6 +115,15 @@ Result<SelectedArchive> archive_for(const std::string& project, const std::strin
                          wheel->url};
 }
 
+// The release a metapackage version names: NVIDIA published some as "13.0.3.0".
+std::string release_name(const Version& version) {
+  if (version.size() == 4 && version.component(3) == 0) {
+    return std::to_string(version.major()) + "." + std::to_string(version.minor()) + "." +
+           std::to_string(version.patch());
+  }
+  return version.str();
+}
+
 Error needs_runtime_only(const Version& version) {
   return make_error(
       ErrorKind::usage,
@@ -136,15 +145,16 @@ Result<PypiToolkitPlan> plan_pypi_toolkit(const PypiToolkitRequest& request,
   auto version = newest_matching(*files, metapackage, *spec, platform, source.index);
   if (!version) return version.error();
   const bool runtime_only = version->major() < 13;
-  if (runtime_only && !request.runtime_only) return needs_runtime_only(*version);
+  if (runtime_only && !request.runtime_only)
+    return needs_runtime_only(Version::parse(release_name(*version)).value());
   auto file = pick_wheel(*files, metapackage, version->str(), platform, source.index);
   if (!file) return file.error();
+  const auto release = release_name(*version);
   auto pins = metapackage_pins(*file, source);
   if (!pins) return pins.error();
   auto chosen = select_pins(*pins, request.components);
   if (!chosen) return chosen.error();
-  InstallPlan plan{"cuda", version->str(), platform,
-                   "",     source.index,   source.store.toolkits() / version->str(),
+  InstallPlan plan{"cuda", release, platform, "", source.index, source.store.toolkits() / release,
                    {},     "pypi"};
   for (const auto& pin : *chosen) {
     auto archive =

@@ -55,7 +55,8 @@ TEST_CASE("the newest cuda-toolkit matching a spec, and its pins") {
   const auto files = parse_simple_json(fixture("cuda-toolkit.json"), page).value();
   const auto versions = wheel_versions(files, "cuda-toolkit", "linux-x86_64");
   REQUIRE(!versions.empty());
-  CHECK(VersionSpec::parse("13.0").value().best_match(versions)->str() == "13.0.3");
+  // NVIDIA published 13.0.3 as cuda_toolkit-13.0.3.0: the install names the release 13.0.3.
+  CHECK(VersionSpec::parse("13.0").value().best_match(versions)->str() == "13.0.3.0");
   const auto pins = toolkit_pins(fixture("cuda_toolkit-13.0.2.METADATA"));
   auto pin_of = [&](const std::string& project) {
     for (const auto& pin : pins)
