@@ -144,7 +144,7 @@ std::vector<Version> wheel_versions(const std::vector<fetch::IndexFile>& files,
 }
 
 std::string component_of_wheel(const std::string& project) {
-  const auto base = without_cuda_suffix(fetch::normalize_project_name(project));
+  auto base = without_cuda_suffix(fetch::normalize_project_name(project));
   const auto& table = wheel_components();
   if (const auto it = table.find(base); it != table.end()) return it->second;
   return base;
