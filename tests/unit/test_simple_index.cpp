@@ -105,8 +105,8 @@ TEST_CASE("hostile or broken pages give nothing rather than a crash") {
 }
 
 TEST_CASE("wheel names: project, version and platform tags") {
-  const auto wheel =
-      parse_wheel_name("nvidia_nvvm-13.0.88-py3-none-manylinux2010_x86_64.manylinux_2_12_x86_64.whl");
+  const auto wheel = parse_wheel_name(
+      "nvidia_nvvm-13.0.88-py3-none-manylinux2010_x86_64.manylinux_2_12_x86_64.whl");
   REQUIRE(wheel.has_value());
   CHECK(wheel->project == "nvidia-nvvm");
   CHECK(wheel->version == "13.0.88");
