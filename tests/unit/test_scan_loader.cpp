@@ -3,6 +3,7 @@
 // real dynamic loader picks for the same files and environment (`ldd`).
 
 #include <filesystem>
+#include <set>
 
 #include <doctest/doctest.h>
 
