@@ -74,7 +74,7 @@ Result<Targets> default_targets(const ScanOptions& options, Context& context) {
                           ? scan::python_on_path(context.env.get("PATH").value_or(""))
                           : options.python;
   if (python.empty()) {
-    targets.notes.push_back(
+    targets.notes.emplace_back(
         "no python3 on PATH: no site-packages scanned (--python PATH names one)");
   } else {
     auto sites = scan::python_site_packages(context.runner, python, context.env.variables());

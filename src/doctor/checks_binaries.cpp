@@ -62,7 +62,7 @@ Finding check_framework_binaries(const CheckInput& in) {
     conclude(
         f, CheckStatus::fail,
         std::to_string(missing.size()) + " framework binaries have no code a GPU here can run");
-    f.fix.push_back("cudaenv scan   # every binary, its code and the fix");
+    f.fix.emplace_back("cudaenv scan   # every binary, its code and the fix");
   }
   return f;
 }

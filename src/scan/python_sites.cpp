@@ -52,7 +52,7 @@ Result<std::vector<std::string>> python_site_packages(
 std::string python_on_path(const std::string& path_variable) {
   for (const auto& directory : text::split(path_variable, ':')) {
     if (directory.empty() || directory.front() != '/') continue;
-    const auto candidate = directory + "/python3";
+    auto candidate = directory + "/python3";
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return "";

@@ -194,11 +194,8 @@ std::string library_verdicts(const scan::WalkResult& walk, int arch) {
 
 // torch/lib of the first site-packages that has one, read by scan: the libraries themselves,
 // beyond the arch list torch reports.
-std::vector<std::string> scan_torch_libraries(const std::string& python,
-                                              const std::map<std::string, std::string>& environment,
-                                              ProcessRunner& runner,
+std::vector<std::string> scan_torch_libraries(const Result<std::vector<std::string>>& sites,
                                               const std::vector<Version>& gpus) {
-  auto sites = scan::python_site_packages(runner, python, environment);
   if (!sites) return {"not scanned: " + sites.error().message};
   for (const auto& site : *sites) {
     const auto lib = std::filesystem::path(site) / "torch" / "lib";
@@ -223,10 +220,13 @@ FrameworkReport check_framework(const std::string& name, const std::string& scri
                                 const ClassifyContext& context) {
   FrameworkReport report;
   const auto python = find_python(environment);
+  std::optional<Result<std::vector<std::string>>> sites;
   if (python.empty()) {
     report.name = name;
     report.message = "no python3 on PATH";
   } else {
+    // Asked before the import: where torch's libraries are, to read them once it imports.
+    if (name == "torch") sites = scan::python_site_packages(runner, python, environment);
     // Importing a framework and starting CUDA can take a while on a cold cache.
     auto run = runner.run({{python, "-c", script, name}, environment, std::chrono::minutes(3)});
     if (run) {
@@ -242,8 +242,7 @@ FrameworkReport check_framework(const std::string& name, const std::string& scri
   }
   if (report.installed) {
     for (const auto& gpu : gpus) report.coverage.emplace_back(gpu, coverage_for(report.archs, gpu));
-    if (name == "torch")
-      report.library_scan = scan_torch_libraries(python, environment, runner, gpus);
+    if (sites) report.library_scan = scan_torch_libraries(*sites, gpus);
   }
   report.cause = classify_framework(report, context);
   return report;
