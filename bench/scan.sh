@@ -38,7 +38,9 @@ median_ms() {
 }
 
 size=$(du -sLh "$tree" 2>/dev/null | cut -f1)
-files=$("$cudaenv" scan "$tree" --arch 9.0 --json | python3 -c 'import json,sys; r=json.load(sys.stdin); print(len(r["binaries"]))')
+# Exit 1 only says some binary has no code for sm_90: the count is what matters here.
+files=$({ "$cudaenv" scan "$tree" --arch 9.0 --json || true; } |
+  python3 -c 'import json,sys; r=json.load(sys.stdin); print(len(r["binaries"]))')
 if [[ "$files" -eq 0 ]]; then
   echo "bench scan: cudaenv scan found no GPU binaries in $tree" >&2
   exit 1
