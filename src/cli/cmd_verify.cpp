@@ -125,6 +125,7 @@ class VerifyPrinter {
     if (f.op_ok) value += *f.op_ok ? "  op ok" : "  op FAILED";
     row(f.name, value);
     if (!f.message.empty()) row("", dim(f.message));
+    for (const auto& line : f.library_scan) row("", "its libraries, " + line);
   }
 
   void print_result(const verify::Verification& v) {

@@ -135,3 +135,26 @@ Status run_verify(const VerifyOptions& options, Context& context, Outcome& outco
 void add_verify_command(CLI::App& app, Context& context, Outcome& outcome);
 
 }  // namespace cudaenv::cli
+
+namespace cudaenv::cli {
+
+struct ScanOptions {
+  std::vector<std::string> paths;
+  std::string python;
+  std::vector<std::string> arch;
+  bool json = false;
+};
+// Exit code 0 when every binary has code the GPUs can run, 1 when one has none (in outcome).
+Status run_scan(const ScanOptions& options, Context& context, Outcome& outcome);
+void add_scan_command(CLI::App& app, Context& context, Outcome& outcome);
+
+struct WhyOptions {
+  std::string library;
+  std::string for_file;
+  bool json = false;
+};
+// Exit code 0 when a copy loads, 1 when it is not the active toolkit's, 3 when none does.
+Status run_why(const WhyOptions& options, Context& context, Outcome& outcome);
+void add_why_command(CLI::App& app, Context& context, Outcome& outcome);
+
+}  // namespace cudaenv::cli

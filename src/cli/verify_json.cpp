@@ -101,6 +101,7 @@ json frameworks_json(const verify::Verification& v) {
                           {"gpus", f.gpus},
                           {"archs", f.archs},
                           {"coverage", coverage},
+                          {"library_scan", f.library_scan},
                           {"op_ok", f.op_ok ? json(*f.op_ok) : json(nullptr)},
                           {"message", f.message.empty() ? json(nullptr) : json(f.message)},
                           {"ok", !f.cause},

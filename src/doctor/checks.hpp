@@ -3,6 +3,7 @@
 // the facts probe gathered through the sysroot and process seams, and the compatibility database.
 
 #include "doctor/active_toolkit.hpp"
+#include "doctor/binary_facts.hpp"
 #include "doctor/finding.hpp"
 #include "manifest/database.hpp"
 #include "probe/facts.hpp"
@@ -18,6 +19,7 @@ struct DoctorFacts {
   std::optional<VersionSpec> selected;
   std::string selected_by;
   std::string selection_problem;  // a malformed .cudaenv or config, reported as a note
+  BinaryFacts binaries;
 };
 
 struct CheckInput {
@@ -43,6 +45,10 @@ Finding check_library_path(const CheckInput& in);
 Finding check_host_compiler(const CheckInput& in);
 // Python frameworks (checks_framework.cpp).
 Finding check_framework(const CheckInput& in);
+// The active Python's binaries (checks_binaries.cpp).
+Finding check_framework_binaries(const CheckInput& in);
+Finding check_cudnn_copies(const CheckInput& in);
+Finding check_triton_ptxas(const CheckInput& in);
 
 // Shared by the checks.
 bool driver_installed(const DoctorFacts& facts);

@@ -15,12 +15,17 @@ using Check = Finding (*)(const CheckInput&);
 
 // Ordered along the failure chain, from the kernel up to the frameworks: an earlier failure is
 // usually the cause of the later ones.
+// One row per group of checks, kept as written so that adding checks only adds lines.
+// clang-format off
 constexpr Check check_table[] = {
     check_kernel_module,   check_nouveau,      check_secure_boot,  check_dkms,
     check_driver_packages, check_device_nodes, check_nvidia_smi,   check_driver_toolkit,
     check_gpu_arch,        check_cuda_link,    check_library_path, check_host_compiler,
     check_framework,
+    // What the active Python's binaries carry and load (checks_binaries.cpp).
+    check_framework_binaries, check_cudnn_copies, check_triton_ptxas,
 };
+// clang-format on
 
 }  // namespace
 
@@ -35,6 +40,9 @@ DoctorFacts gather_facts(const probe::ProbeContext& context) {
   DoctorFacts facts;
   facts.machine = probe::probe_machine(context);
   facts.host = probe::probe_host(context, facts.machine);
+  facts.binaries =
+      gather_binary_facts(context.sysroot, context.runner, context.env,
+                          facts.host.python.python_found ? facts.host.python.python : "");
   if (auto selection = project::select(context.env, paths::working_directory(context.env))) {
     facts.selected = selection->cuda;
     const auto source = project::describe_source(*selection);

@@ -61,10 +61,14 @@ PythonFrameworkFacts probe_python_frameworks(const Sysroot& sysroot, ProcessRunn
   if (!python) return facts;
   facts.python_found = true;
   facts.python = *python;
+  // Run as found on the host: a virtual environment's python3 is a link to the base
+  // interpreter, and run through its resolved path it would see the base's packages, not the
+  // venv's (so torch installed in the venv read as "not installed"). Under a sysroot the
+  // resolved path keeps a link from leaving the root.
+  const auto program = sysroot.is_host_root() ? *python : runnable(sysroot, *python);
   // Importing torch takes seconds on a cold cache.
-  auto result = runner.run(Command{{runnable(sysroot, *python), "-c", framework_script()},
-                                   std::nullopt,
-                                   std::chrono::seconds(60)});
+  auto result = runner.run(
+      Command{{program, "-c", framework_script()}, std::nullopt, std::chrono::seconds(60)});
   if (!result) {
     facts.error = result.error().message;
   } else if (!parse_framework_report(result->out, facts)) {

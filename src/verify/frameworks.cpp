@@ -2,8 +2,13 @@
 
 #include <unistd.h>
 
+#include <filesystem>
+
 #include "core/text.hpp"
 #include "resolve/rules.hpp"
+#include "scan/binaries.hpp"
+#include "scan/python_sites.hpp"
+#include "scan/verdict.hpp"
 
 namespace cudaenv::verify {
 
@@ -170,16 +175,58 @@ FrameworkReport parse_framework_output(const std::string& name, std::string_view
   return report;
 }
 
+namespace {
+
+std::string library_verdicts(const scan::WalkResult& walk, int arch) {
+  int counts[3] = {0, 0, 0};
+  std::vector<std::string> none;
+  for (const auto& binary : walk.binaries) {
+    if (binary.codes.empty()) continue;
+    const auto verdict = scan::verdict_for(binary.codes, arch, std::nullopt);
+    ++counts[static_cast<int>(verdict.coverage)];
+    if (verdict.coverage == scan::Coverage::none)
+      none.push_back(std::filesystem::path(binary.path).filename().string());
+  }
+  return scan::sm_name(arch) + ": " + std::to_string(counts[0]) + " native, " +
+         std::to_string(counts[1]) + " jit, " + std::to_string(counts[2]) + " none" +
+         (none.empty() ? "" : " (" + text::join(none, ", ") + ")");
+}
+
+// torch/lib of the first site-packages that has one, read by scan: the libraries themselves,
+// beyond the arch list torch reports.
+std::vector<std::string> scan_torch_libraries(const Result<std::vector<std::string>>& sites,
+                                              const std::vector<Version>& gpus) {
+  if (!sites) return {"not scanned: " + sites.error().message};
+  for (const auto& site : *sites) {
+    const auto lib = std::filesystem::path(site) / "torch" / "lib";
+    std::error_code error;
+    if (!std::filesystem::is_directory(lib, error)) continue;
+    const auto walk = scan::scan_paths({lib});
+    std::vector<std::string> lines;
+    for (const auto& gpu : gpus)
+      lines.push_back(library_verdicts(walk, gpu.major() * 10 + gpu.minor()));
+    if (gpus.empty())
+      lines.push_back(std::to_string(walk.binaries.size()) + " CUDA libraries, no GPU to judge");
+    return lines;
+  }
+  return {};
+}
+
+}  // namespace
+
 FrameworkReport check_framework(const std::string& name, const std::string& script,
                                 const std::map<std::string, std::string>& environment,
                                 ProcessRunner& runner, const std::vector<Version>& gpus,
                                 const ClassifyContext& context) {
   FrameworkReport report;
   const auto python = find_python(environment);
+  std::optional<Result<std::vector<std::string>>> sites;
   if (python.empty()) {
     report.name = name;
     report.message = "no python3 on PATH";
   } else {
+    // Asked before the import: where torch's libraries are, to read them once it imports.
+    if (name == "torch") sites = scan::python_site_packages(runner, python, environment);
     // Importing a framework and starting CUDA can take a while on a cold cache.
     auto run = runner.run({{python, "-c", script, name}, environment, std::chrono::minutes(3)});
     if (run) {
@@ -195,6 +242,7 @@ FrameworkReport check_framework(const std::string& name, const std::string& scri
   }
   if (report.installed) {
     for (const auto& gpu : gpus) report.coverage.emplace_back(gpu, coverage_for(report.archs, gpu));
+    if (sites) report.library_scan = scan_torch_libraries(*sites, gpus);
   }
   report.cause = classify_framework(report, context);
   return report;

@@ -39,6 +39,9 @@ struct FrameworkReport {
   std::string message;  // the import error, or the operation's exception
   std::string stderr_tail;
   std::optional<Cause> cause;  // why this framework fails; nullopt: it works
+  // torch only: its own libraries read from the files, one line per GPU
+  // ("sm_90: 12 native, 0 jit, 0 none"), naming those with nothing the GPU can run.
+  std::vector<std::string> library_scan;
 };
 
 // python3 on the toolkit environment's PATH ("" when there is none).

@@ -7,8 +7,10 @@ import platform
 report = {"python": platform.python_version(), "torch": None, "torch_error": None}
 try:
     import torch
-except ImportError:
-    pass
+except ModuleNotFoundError as error:
+    # Only torch itself missing means "not installed"; a module torch needs is a broken install.
+    if error.name != "torch":
+        report["torch_error"] = f"{type(error).__name__}: {error}"
 except Exception as error:  # a broken install must be reported, not crash the probe
     report["torch_error"] = f"{type(error).__name__}: {error}"
 else:

@@ -1,0 +1,214 @@
+// `cudaenv why LIBRARY [--for FILE] [--json]`: which copy of a library the dynamic loader picks
+// here, in which order it looked, and every other copy that another environment would pick.
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/terminal.hpp"
+#include "core/paths.hpp"
+#include "core/text.hpp"
+#include "scan/copies.hpp"
+#include "scan/loader.hpp"
+#include "scan/python_sites.hpp"
+
+namespace cudaenv::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string shown(const std::string& text) { return text::printable(text, text::message_limit); }
+
+// This machine's ld.so cache; a missing or damaged one is a note, and the search goes on as
+// ld.so's does without it.
+std::vector<scan::LdCacheEntry> read_cache(const Sysroot& sysroot,
+                                           std::vector<std::string>& notes) {
+  std::string problem;
+  auto entries = scan::read_ld_cache_file(sysroot.host_path("/etc/ld.so.cache").string(), problem);
+  if (!problem.empty()) notes.push_back("ld.so cache not read: " + problem);
+  return entries;
+}
+
+void add_glob(const fs::path& parent, const std::string& prefix, const std::string& sub,
+              std::vector<std::string>& directories) {
+  std::error_code error;
+  for (fs::directory_iterator it(parent, error), end; !error && it != end; it.increment(error)) {
+    if (text::starts_with(it->path().filename().string(), prefix))
+      directories.push_back((it->path() / sub).string());
+  }
+}
+
+// Every place a copy may live: where the loader looked, the pip wheels of the active Python,
+// the toolkits on disk and in the store.
+std::vector<std::string> copy_directories(const scan::LoaderInput& input,
+                                          const scan::LoaderAnswer& answer, Context& context,
+                                          std::vector<std::string>& notes) {
+  std::vector<std::string> directories;
+  for (const auto& step : answer.steps)
+    directories.push_back(fs::path(step.candidate).parent_path().string());
+  for (const auto& entry : text::split(input.ld_library_path, ':'))
+    if (!entry.empty()) directories.push_back(entry);
+  if (const auto python = scan::python_on_path(context.env.get("PATH").value_or(""));
+      !python.empty()) {
+    if (auto sites = scan::python_site_packages(context.runner, python, context.env.variables())) {
+      for (const auto& site : *sites)
+        for (auto& directory : scan::wheel_library_directories(site))
+          directories.push_back(directory);
+    } else {
+      notes.push_back("pip wheels not searched: " + sites.error().message);
+    }
+  }
+  if (const auto home = context.env.get_nonempty("CUDA_HOME"))
+    directories.push_back(*home + "/lib64");
+  add_glob("/usr/local", "cuda", "lib64", directories);
+  const auto root = paths::data_root(context.env);
+  add_glob(root / "toolkits", "", "lib64", directories);
+  add_glob(root / "cudnn", "", "lib", directories);
+  for (const auto& entry : input.cache)
+    if (entry.soname == input.library)
+      directories.push_back(fs::path(entry.path).parent_path().string());
+  for (const auto& directory : input.default_directories) directories.push_back(directory);
+  return directories;
+}
+
+// The copy the active toolkit (or the active cuDNN on LD_LIBRARY_PATH) provides, if any.
+const scan::LibraryCopy* expected_copy(const std::vector<scan::LibraryCopy>& copies,
+                                       const Environment& env) {
+  const auto home = env.get_nonempty("CUDA_HOME");
+  if (!home) return nullptr;
+  std::error_code error;
+  const auto real_home = fs::weakly_canonical(*home, error).string();
+  for (const auto& copy : copies) {
+    if (!error && text::starts_with(copy.path, real_home + "/")) return &copy;
+  }
+  return nullptr;
+}
+
+std::string mismatch_fix(const scan::SearchStep& winner, const scan::LibraryCopy& chosen) {
+  if (winner.source == "LD_LIBRARY_PATH")
+    return "scope LD_LIBRARY_PATH: remove " +
+           shown(fs::path(winner.candidate).parent_path().string()) +
+           " from it, or set it only for the program that needs that copy";
+  if (chosen.origin == "pip wheel" && text::starts_with(chosen.version_source, "wheel "))
+    return "uninstall the stray copy (pip uninstall " + chosen.version_source.substr(6) +
+           ") or pin the toolkit to match it (cudaenv use " + chosen.version + ")";
+  return "pin the toolkit to match the copy that loads (cudaenv use " + chosen.version +
+         "), or remove the stray copy";
+}
+
+struct WhyReport {
+  scan::LoaderAnswer answer;
+  std::vector<scan::LibraryCopy> copies;
+  std::optional<scan::LibraryCopy> winner;
+  std::string mismatch, fix;
+  std::vector<std::string> notes;
+};
+
+void print_report(const WhyOptions& options, const WhyReport& report, Context& context) {
+  auto& out = context.out;
+  out << "Search order for " << shown(options.library)
+      << (options.for_file.empty() ? "" : " needed by " + shown(options.for_file)) << ":\n";
+  for (size_t i = 0; i < report.answer.steps.size(); ++i) {
+    const auto& step = report.answer.steps[i];
+    out << "  " << i + 1 << ". " << shown(step.candidate) << "  [" << step.source << "]"
+        << (step.found ? "  " + styled("found", Tone::good, context.colour) : "") << '\n';
+  }
+  if (report.winner)
+    out << "Loads      " << shown(report.winner->path) << "  version "
+        << (report.winner->version.empty() ? "unknown" : shown(report.winner->version))
+        << (report.winner->version_source.empty()
+                ? ""
+                : " (from " + shown(report.winner->version_source) + ")")
+        << '\n';
+  else
+    out << "Loads      " << styled("nothing: no copy on the search path", Tone::bad, context.colour)
+        << '\n';
+  for (const auto& copy : report.copies) {
+    if (report.winner && copy.path == report.winner->path) continue;
+    out << "Also       " << shown(copy.path) << "  version "
+        << (copy.version.empty() ? "unknown" : shown(copy.version)) << "  (" << copy.origin
+        << ")\n";
+  }
+  if (!report.mismatch.empty()) {
+    out << styled("Mismatch   ", Tone::bad, context.colour) << report.mismatch << '\n';
+    out << "    fix: " << report.fix << '\n';
+  }
+  for (const auto& note : report.notes) context.err << "note: " << shown(note) << '\n';
+}
+
+nlohmann::json report_json(const WhyReport& report) {
+  const auto copy_json = [](const scan::LibraryCopy& copy) {
+    return nlohmann::json{{"path", copy.path},
+                          {"version", copy.version},
+                          {"version_source", copy.version_source},
+                          {"origin", copy.origin}};
+  };
+  nlohmann::json steps = nlohmann::json::array(), copies = nlohmann::json::array();
+  for (const auto& step : report.answer.steps)
+    steps.push_back({{"path", step.candidate}, {"source", step.source}, {"found", step.found}});
+  for (const auto& copy : report.copies) copies.push_back(copy_json(copy));
+  return {{"search", steps},
+          {"loads", report.winner ? copy_json(*report.winner) : nlohmann::json(nullptr)},
+          {"copies", copies},
+          {"mismatch", report.mismatch},
+          {"fix", report.fix},
+          {"notes", report.notes}};
+}
+
+}  // namespace
+
+Status run_why(const WhyOptions& options, Context& context, Outcome& outcome) {
+  if (options.library.empty() || options.library.find('/') != std::string::npos)
+    return make_error(
+        ErrorKind::usage, "LIBRARY " + shown(options.library) + ": not a library name",
+        "give a soname such as libcudnn.so.9 (a file that needs it goes in --for FILE)");
+  WhyReport report;
+  scan::LoaderInput input{options.library,
+                          std::nullopt,
+                          context.env.get("LD_LIBRARY_PATH").value_or(""),
+                          read_cache(context.sysroot, report.notes),
+                          scan::default_library_directories(),
+                          scan::default_platform_token(),
+                          scan::default_lib_token()};
+  if (!options.for_file.empty()) input.requester = options.for_file;
+  auto answer = scan::simulate_loader(input);
+  if (!answer) return answer.error().with_context("--for");
+  report.answer = std::move(*answer);
+  for (const auto& note : report.answer.notes) report.notes.push_back(note);
+  report.copies = scan::find_copies(options.library,
+                                    copy_directories(input, report.answer, context, report.notes));
+  if (report.answer.winner) report.winner = scan::describe_copy(report.answer.winner->candidate);
+  const auto* expected = expected_copy(report.copies, context.env);
+  if (report.winner && expected && expected->path != report.winner->path &&
+      expected->version != report.winner->version) {
+    report.mismatch =
+        "the active toolkit ($CUDA_HOME) has " + shown(options.library) + " " +
+        shown(expected->version) + ", but " +
+        shown(report.winner->version.empty() ? "another copy" : report.winner->version) + " loads";
+    report.fix = mismatch_fix(*report.answer.winner, *report.winner);
+  }
+  if (options.json)
+    context.out << report_json(report).dump(2, ' ', true, nlohmann::json::error_handler_t::replace)
+                << '\n';
+  else
+    print_report(options, report, context);
+  outcome.exit_code = !report.winner ? 3 : report.mismatch.empty() ? 0 : 1;
+  return Ok{};
+}
+
+void add_why_command(CLI::App& app, Context& context, Outcome& outcome) {
+  auto options = std::make_shared<WhyOptions>();
+  auto* command =
+      app.add_subcommand("why", "Show which copy of a library the dynamic loader picks, and why");
+  command->add_option("library", options->library, "The library's soname, e.g. libcudnn.so.9")
+      ->required();
+  command->add_option("--for", options->for_file,
+                      "The binary that needs it (its RPATH/RUNPATH count)");
+  command->add_flag("--json", options->json, "Print the report as JSON");
+  command->callback(
+      [options, &context, &outcome] { outcome.status = run_why(*options, context, outcome); });
+}
+
+}  // namespace cudaenv::cli

@@ -1,0 +1,130 @@
+#include "scan/elf.hpp"
+
+#include <cstring>
+
+namespace cudaenv::scan {
+
+namespace {
+
+constexpr uint32_t section_type_dynamic = 6;
+constexpr uint32_t section_type_nobits = 8;
+constexpr int64_t tag_needed = 1, tag_soname = 14, tag_rpath = 15, tag_runpath = 29;
+constexpr size_t header_size = 64, section_header_size = 64, dynamic_entry_size = 16;
+// Far more sections than any real library has; a crafted count cannot make us allocate much.
+constexpr uint64_t max_sections = 65536;
+
+template <typename T>
+T read_at(Bytes image, uint64_t offset) {
+  T value{};
+  std::memcpy(&value, image.data() + offset, sizeof(T));
+  return value;
+}
+
+bool in_bounds(Bytes image, uint64_t offset, uint64_t size) {
+  return offset <= image.size() && size <= image.size() - offset;
+}
+
+Error bad(const std::string& what) {
+  return make_error(ErrorKind::failure, "not a valid ELF: " + what);
+}
+
+// A NUL-terminated string inside a string table; nullopt when it runs past the table.
+std::optional<std::string> string_at(Bytes table, uint64_t index) {
+  if (index >= table.size()) return std::nullopt;
+  const auto* start = table.data() + index;
+  const auto* end = static_cast<const unsigned char*>(std::memchr(start, 0, table.size() - index));
+  if (!end) return std::nullopt;
+  return std::string(reinterpret_cast<const char*>(start), static_cast<size_t>(end - start));
+}
+
+Result<std::vector<ElfSection>> read_sections(Bytes image) {
+  const auto table = read_at<uint64_t>(image, 0x28);
+  const auto entry_size = read_at<uint16_t>(image, 0x3A);
+  const uint64_t count = read_at<uint16_t>(image, 0x3C);
+  const auto names_index = read_at<uint16_t>(image, 0x3E);
+  if (count == 0) return std::vector<ElfSection>{};
+  if (entry_size != section_header_size)
+    return bad("section header size " + std::to_string(entry_size));
+  if (count > max_sections || !in_bounds(image, table, count * section_header_size))
+    return bad("section headers lie outside the file");
+  std::vector<ElfSection> sections(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    const auto at = table + i * section_header_size;
+    sections[i] = {"", read_at<uint32_t>(image, at + 4), read_at<uint64_t>(image, at + 0x18),
+                   read_at<uint64_t>(image, at + 0x20), read_at<uint32_t>(image, at + 0x28)};
+  }
+  if (names_index >= count) return bad("section name table index out of range");
+  const auto names = section_bytes(image, sections[names_index]);
+  if (!names) return bad("section name table lies outside the file");
+  for (uint64_t i = 0; i < count; ++i) {
+    const auto name_offset = read_at<uint32_t>(image, table + i * section_header_size);
+    sections[i].name = string_at(*names, name_offset).value_or("");
+  }
+  return sections;
+}
+
+Status read_dynamic(Bytes image, const ElfSection& dynamic, const std::vector<ElfSection>& all,
+                    ElfInfo& info) {
+  const auto entries = section_bytes(image, dynamic);
+  if (!entries) return bad("dynamic section lies outside the file");
+  if (dynamic.link >= all.size()) return bad("dynamic string table index out of range");
+  const auto strings = section_bytes(image, all[dynamic.link]);
+  if (!strings) return bad("dynamic string table lies outside the file");
+  for (size_t at = 0; at + dynamic_entry_size <= entries->size(); at += dynamic_entry_size) {
+    const auto tag = read_at<int64_t>(*entries, at);
+    if (tag == 0) break;  // DT_NULL ends the table
+    if (tag != tag_needed && tag != tag_soname && tag != tag_rpath && tag != tag_runpath) continue;
+    const auto value = string_at(*strings, read_at<uint64_t>(*entries, at + 8));
+    if (!value) return bad("dynamic entry names a string outside its table");
+    if (tag == tag_needed) info.needed.push_back(*value);
+    if (tag == tag_soname) info.soname = *value;
+    if (tag == tag_rpath) info.rpath = *value;
+    if (tag == tag_runpath) {
+      info.runpath = *value;
+      info.has_runpath = true;
+    }
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+const ElfSection* ElfInfo::section(std::string_view name) const {
+  for (const auto& candidate : sections) {
+    if (candidate.name == name) return &candidate;
+  }
+  return nullptr;
+}
+
+bool is_elf(Bytes image) {
+  return image.size() >= 4 && std::memcmp(image.data(),
+                                          "\x7f"
+                                          "ELF",
+                                          4) == 0;
+}
+
+std::optional<Bytes> section_bytes(Bytes image, const ElfSection& section) {
+  if (section.type == section_type_nobits || !in_bounds(image, section.offset, section.size))
+    return std::nullopt;
+  return image.subspan(section.offset, section.size);
+}
+
+Result<ElfInfo> parse_elf(Bytes image) {
+  if (!is_elf(image)) return bad("no ELF magic");
+  if (image.size() < header_size) return bad("truncated header");
+  if (image[4] != 2) return bad("not a 64-bit ELF (only 64-bit libraries are scanned)");
+  if (image[5] != 1) return bad("not a little-endian ELF");
+  auto sections = read_sections(image);
+  if (!sections) return sections.error();
+  ElfInfo info;
+  info.sections = std::move(*sections);
+  for (const auto& section : info.sections) {
+    if (section.type != section_type_dynamic) continue;
+    if (auto status = read_dynamic(image, section, info.sections, info); !status)
+      return status.error();
+    break;
+  }
+  return info;
+}
+
+}  // namespace cudaenv::scan

@@ -1,0 +1,47 @@
+"""Shared by the scan and why tests: a real nvcc and C compiler build small libraries, and a real
+virtual environment holds them as a site-packages tree would."""
+
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+KERNEL = """
+__global__ void scale(float* x, float by) { x[threadIdx.x] *= by; }
+extern "C" void launch_scale(float* x) { scale<<<1, 32>>>(x, 2.0f); }
+"""
+
+
+def find_cuda_tool(name):
+    candidates = [shutil.which(name)]
+    if os.environ.get("CUDA_HOME"):
+        candidates.append(str(Path(os.environ["CUDA_HOME"]) / "bin" / name))
+    candidates.append(f"/usr/local/cuda/bin/{name}")
+    return next((c for c in candidates if c and os.access(c, os.X_OK)), None)
+
+
+def build_cuda_libraries(nvcc, directory, variants):
+    """variants: {file name: -gencode value}; built in parallel with the real nvcc."""
+    directory.mkdir(parents=True, exist_ok=True)
+    source = directory / "kernel.cu"
+    source.write_text(KERNEL)
+
+    def build(item):
+        name, gencode = item
+        subprocess.run([nvcc, "-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", "-gencode", gencode,
+                        str(source), "-o", str(directory / name)], check=True, capture_output=True, timeout=600)
+
+    with ThreadPoolExecutor(len(variants)) as pool:
+        list(pool.map(build, variants.items()))
+    return {name: directory / name for name in variants}
+
+
+def make_venv(root):
+    """A real venv (no pip: quick); returns (its python3, its site-packages)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True, timeout=120)
+    python = root / "bin" / "python3"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    return python, Path(site)

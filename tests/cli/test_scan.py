@@ -1,0 +1,104 @@
+"""`cudaenv scan`: libraries built here with the real nvcc, placed in a real venv's site-packages
+as extensions and wheels place them, judged for described GPUs (--arch) — native, jit, none with
+its fix — plus Triton's bundled ptxas (a real one) and a damaged file among them."""
+
+import atexit
+import json
+import shutil
+import tempfile
+import sys
+from pathlib import Path
+
+from harness import SKIP, case, check, clean_env, expect_error, finish, run
+from scan_fixtures import build_cuda_libraries, find_cuda_tool, make_venv
+
+NVCC = find_cuda_tool("nvcc")
+if not NVCC:
+    print("skip: no nvcc on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin to build GPU code with")
+    sys.exit(SKIP)
+
+BUILT = Path(tempfile.mkdtemp(prefix="cudaenv-scan-built-"))
+atexit.register(shutil.rmtree, BUILT, True)
+LIBS = build_cuda_libraries(NVCC, BUILT, {"sm80.so": "arch=compute_80,code=sm_80",
+                                          "sm80_ptx.so": "arch=compute_80,code=[sm_80,compute_80]"})
+PTXAS = Path(NVCC).parent / "ptxas"
+
+
+def site_tree(tmp):
+    """A venv whose site-packages holds an sm_80-only extension, a torch-like library with PTX, a
+    damaged library, plain Python files, and triton with a real ptxas."""
+    python, site = make_venv(tmp / "venv")
+    (site / "myext").mkdir()
+    shutil.copy(LIBS["sm80.so"], site / "myext" / "_C.cpython-312-x86_64-linux-gnu.so")
+    (site / "myext" / "__init__.py").write_text("")
+    (site / "torch" / "lib").mkdir(parents=True)
+    shutil.copy(LIBS["sm80_ptx.so"], site / "torch" / "lib" / "libtorch_cuda.so")
+    (site / "broken").mkdir()
+    (site / "broken" / "_ext.so").write_bytes(LIBS["sm80.so"].read_bytes()[:3000])
+    if PTXAS.exists():
+        (site / "triton" / "backends" / "nvidia" / "bin").mkdir(parents=True)
+        shutil.copy(PTXAS, site / "triton" / "backends" / "nvidia" / "bin" / "ptxas")
+    env = clean_env(tmp / "home", PATH=f"{python.parent}:/usr/bin:/bin")
+    (tmp / "home").mkdir()
+    return python, site, env
+
+
+def by_name(report):
+    return {Path(b["path"]).name: b for b in report["binaries"]}
+
+
+@case
+def venv_site_packages_judged_for_hopper(tmp):
+    python, site, env = site_tree(tmp)
+    proc = run(["scan", "--python", str(python), "--arch", "9.0", "--json"], env, check_exit=1)
+    report = json.loads(proc.stdout)
+    check(str(site) in report["roots"], report["roots"])
+    binaries = by_name(report)
+    ext = binaries["_C.cpython-312-x86_64-linux-gnu.so"]
+    check(ext["sass"] == ["sm_80"] and ext["ptx"] == [], ext)
+    check(any(n.startswith("libcudart.so.") for n in ext["needs"]), ext["needs"])
+    verdict = ext["verdicts"][0]
+    check(verdict["arch"] == "sm_90" and verdict["coverage"] == "none", verdict)
+    check('TORCH_CUDA_ARCH_LIST="9.0"' in verdict["fix"] and "myext" in verdict["fix"], verdict)
+    torch = binaries["libtorch_cuda.so"]["verdicts"][0]
+    check(torch["coverage"] == "jit" and torch["via"].startswith("compute_80 (PTX "), torch)
+    check("error" in binaries["_ext.so"] and "not a valid ELF" in binaries["_ext.so"]["error"], binaries["_ext.so"])
+    check(report["summary"] == {"native": 0, "jit": 1, "none": 1}, report["summary"])
+
+
+@case
+def text_report_for_ampere(tmp):
+    _, site, env = site_tree(tmp)
+    proc = run(["scan", str(site / "myext"), str(site / "torch"), "--arch", "8.6"], env, check_exit=0)
+    out = proc.stdout
+    check("  SASS   sm_80\n" in out, out)
+    check("  sm_86: native via sm_80\n" in out, out)
+    check("Summary    2 native, 0 jit, 0 none\n" in out, out)
+
+
+@case
+def triton_ptxas_that_dropped_volta(tmp):
+    if not PTXAS.exists():
+        print("note: no ptxas beside nvcc; Triton case not checked")
+        return
+    python, site, env = site_tree(tmp)
+    release = run(["scan", "--python", str(python), "--arch", "7.0", "--json"], env, check_exit=1)
+    triton = json.loads(release.stdout)["triton"]
+    check(triton["ptxas"] == str(site / "triton/backends/nvidia/bin/ptxas"), triton)
+    check(triton["chosen_by"] == "bundled with triton", triton)
+    major = int(triton["release"].split(".")[0])
+    if major >= 13:  # CUDA 13's ptxas no longer compiles for Volta
+        check(triton["problems"] and "sm_70" in triton["problems"][0], triton)
+    env["TRITON_PTXAS_PATH"] = str(PTXAS)
+    chosen = json.loads(run(["scan", "--python", str(python), "--arch", "9.0", "--json"], env).stdout)["triton"]
+    check(chosen["chosen_by"] == "TRITON_PTXAS_PATH" and chosen["problems"] == [], chosen)
+
+
+@case
+def bad_arch_is_a_usage_error(tmp):
+    (tmp / "home").mkdir()
+    proc = run(["scan", str(tmp), "--arch", "ampere"], clean_env(tmp / "home"))
+    expect_error(proc, 2, "--arch ampere", "compute capability")
+
+
+finish()
