@@ -4,6 +4,7 @@
 #include <cctype>
 #include <set>
 
+#include "activate/host_compiler.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "install/store.hpp"
@@ -142,6 +143,7 @@ bool scalar_revertible(const std::optional<std::string>& now, const ChangedVaria
   // cudaenv sets CUDAHOSTCXX (a system compiler, outside the store) only where it was unset, so
   // it only ever goes back to unset: a record can never point it at a program.
   if (change.name == "CUDAHOSTCXX") return !change.before;
+  if (change.name == "NVCC_PREPEND_FLAGS") return is_prepended_ccbin(change.before, change.set_to);
   if (change.name == "CUDAENV_ACTIVE")
     return is_version_token(change.set_to) && (!change.before || is_version_token(change.before));
   return lies_in_store(change.set_to, stores);
@@ -159,9 +161,9 @@ void set_or_unset(Environment& env, const std::string& name,
 }  // namespace
 
 const std::vector<std::string>& managed_variables() {
-  static const std::vector<std::string> names{"CUDA_HOME",      "CUDA_PATH",  "CUDAToolkit_ROOT",
-                                              "CUDACXX",        "PATH",       "LD_LIBRARY_PATH",
-                                              "CUDAENV_ACTIVE", "CUDAHOSTCXX"};
+  static const std::vector<std::string> names{
+      "CUDA_HOME",       "CUDA_PATH",      "CUDAToolkit_ROOT", "CUDACXX",           "PATH",
+      "LD_LIBRARY_PATH", "CUDAENV_ACTIVE", "CUDAHOSTCXX",      "NVCC_PREPEND_FLAGS"};
   return names;
 }
 

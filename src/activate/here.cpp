@@ -84,7 +84,8 @@ Result<Activated> activate_here(const Environment& current, const fs::path& cwd,
   result.toolkit = project::installed_match(*selection, store, install::Receipts::skip);
   if (!result.toolkit)
     return not_installed("CUDA " + describe_selection(*selection), install_command(*selection));
-  ToolkitPrefix prefix{result.toolkit->path.string(), result.toolkit->version.str(), ""};
+  ToolkitPrefix prefix{result.toolkit->path.string(), result.toolkit->version.str(), "",
+                       selection->host_compiler};
   if (selection->cudnn) {
     const int major = result.toolkit->version.major();
     result.cudnn =

@@ -36,6 +36,48 @@ std::string absolute_entries(std::string_view path) {
   return text::join(kept, ":");
 }
 
+bool names_ccbin(std::string_view flags) {
+  for (const auto& word : text::split_whitespace(flags)) {
+    if (word == "-ccbin" || text::starts_with(word, "--compiler-bindir") ||
+        text::starts_with(word, "-ccbin="))
+      return true;
+  }
+  return false;
+}
+
+// The variable through which the user already chose a host compiler, if any.
+std::string own_variable(const Environment& env) {
+  if (env.get_nonempty("CUDAHOSTCXX")) return "CUDAHOSTCXX";
+  if (env.get_nonempty("NVCC_CCBIN")) return "NVCC_CCBIN";
+  return "-ccbin in NVCC_PREPEND_FLAGS";
+}
+
+std::optional<std::optional<std::string>> users_own_choice(const Environment& env) {
+  if (auto cxx = env.get_nonempty("CUDAHOSTCXX")) return cxx;
+  if (auto ccbin = env.get_nonempty("NVCC_CCBIN")) return ccbin;
+  if (names_ccbin(env.get("NVCC_PREPEND_FLAGS").value_or(""))) return std::optional<std::string>();
+  return std::nullopt;
+}
+
+std::optional<std::string> newest_installed_gcc(int newest, const std::string& path) {
+  for (int major = newest; major > newest - majors_to_try && major > 0; --major) {
+    if (auto found = find_in_path("g++-" + std::to_string(major), path)) return found;
+  }
+  return std::nullopt;
+}
+
+// A project's host_compiler pin: a program name looked up on PATH (never a path the project
+// file chose: a cloned repository does not pick which program every build runs).
+HostCompilerChoice pinned_choice(const std::string& pinned, const std::string& path) {
+  if (pinned.find('/') == std::string::npos) {
+    if (auto found = find_in_path(pinned, path))
+      return {found, pinned + ", pinned by the project's host_compiler key", "", false};
+  }
+  return {std::nullopt,
+          pinned + " (the project's host_compiler) is not on PATH: sudo apt install " + pinned,
+          pinned, false};
+}
+
 }  // namespace
 
 std::optional<int> newest_supported_gcc(const std::string& prefix) {
@@ -59,21 +101,62 @@ std::optional<int> gcc_major_in_name(std::string_view file_name) {
 }
 
 std::optional<std::string> needed_host_compiler(const Environment& env, const std::string& prefix) {
-  if (env.get("CUDAHOSTCXX")) return std::nullopt;
+  auto choice = choose_host_compiler(env, prefix);
+  if (choice.user_choice) return std::nullopt;
+  return choice.compiler;
+}
+
+HostCompilerChoice choose_host_compiler(const Environment& env, const std::string& prefix,
+                                        const std::string& pinned) {
+  if (auto own = users_own_choice(env)) return {*own, "your own " + own_variable(env), "", true};
   const auto path = absolute_entries(env.get("PATH").value_or(""));
+  if (!pinned.empty()) return pinned_choice(pinned, path);
   const auto default_compiler = find_in_path("c++", path);
-  if (!default_compiler) return std::nullopt;
+  if (!default_compiler) return {std::nullopt, "no c++ on PATH: nvcc's default stands", "", false};
   std::error_code ec;
   const auto resolved = fs::canonical(*default_compiler, ec);
-  if (ec) return std::nullopt;
-  const auto default_major = gcc_major_in_name(resolved.filename().string());
-  if (!default_major) return std::nullopt;
+  const auto name = ec ? std::string("c++") : resolved.filename().string();
+  const auto default_major = gcc_major_in_name(name);
   const auto newest = newest_supported_gcc(prefix);
-  if (!newest || *default_major <= *newest) return std::nullopt;
-  for (int major = *newest; major > *newest - majors_to_try && major > 0; --major) {
-    if (auto found = find_in_path("g++-" + std::to_string(major), path)) return found;
-  }
-  return std::nullopt;
+  if (!default_major || !newest)
+    return {std::nullopt, "c++ is " + name + ": no GCC limit applies, nvcc's default stands", "",
+            false};
+  const auto limit = " (gcc <= " + std::to_string(*newest) + ", include/crt/host_config.h)";
+  if (*default_major <= *newest)
+    return {std::nullopt, "c++ is " + name + ", which this toolkit accepts" + limit, "", false};
+  const auto refused = "c++ is " + name + ", newer than this toolkit accepts" + limit;
+  if (auto found = newest_installed_gcc(*newest, path))
+    return {found,
+            refused + "; " + fs::path(*found).filename().string() +
+                " is the newest accepted one on PATH",
+            "", false};
+  const auto package = "g++-" + std::to_string(*newest);
+  return {std::nullopt, refused + "; no accepted g++ on PATH: sudo apt install " + package, package,
+          false};
+}
+
+std::string prepend_flags_with(const std::optional<std::string>& before,
+                               const std::string& compiler) {
+  const auto flag = "-ccbin " + compiler;
+  return before && !before->empty() ? *before + " " + flag : flag;
+}
+
+bool is_prepended_ccbin(const std::optional<std::string>& before, std::string_view set_to) {
+  const std::string lead = before && !before->empty() ? *before + " -ccbin " : "-ccbin ";
+  if (!text::starts_with(set_to, lead)) return false;
+  const auto compiler = set_to.substr(lead.size());
+  return !compiler.empty() && compiler.find_first_of(" \t\n") == std::string_view::npos;
+}
+
+std::map<std::string, std::string> host_compiler_variables(const Environment& env,
+                                                           const HostCompilerChoice& choice) {
+  if (choice.user_choice || !choice.compiler) return {};
+  std::map<std::string, std::string> variables{{"CUDAHOSTCXX", *choice.compiler}};
+  // nvcc splits its flag variables at blanks: a path holding one cannot be passed that way.
+  if (choice.compiler->find_first_of(" \t\n'\"\\") == std::string::npos)
+    variables["NVCC_PREPEND_FLAGS"] =
+        prepend_flags_with(env.get("NVCC_PREPEND_FLAGS"), *choice.compiler);
+  return variables;
 }
 
 }  // namespace cudaenv::activate

@@ -3,6 +3,7 @@
 // refuses. Cheap enough for the prompt hook's change path: a few stat calls and one small header;
 // no process is started and no manifest read.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,5 +26,36 @@ std::optional<int> gcc_major_in_name(std::string_view file_name);
 // alternatives end in g++-N), is a GCC newer than the toolkit accepts; then the newest g++-M on
 // PATH that it accepts. Never when env already sets CUDAHOSTCXX: the user's choice stands.
 std::optional<std::string> needed_host_compiler(const Environment& env, const std::string& prefix);
+
+// Which host compiler nvcc and CMake get for the toolkit at `prefix`, and why.
+struct HostCompilerChoice {
+  std::optional<std::string> compiler;  // the program set for them; nullopt: nvcc's default stands
+  std::string reason;                   // one line, for `cudaenv which --host-compiler`
+  std::string missing_package;          // "g++-11": needed, none installed; empty otherwise
+  bool user_choice = false;             // the user's own CUDAHOSTCXX/NVCC_CCBIN/-ccbin decides
+};
+
+// The rules, in order: the user's own CUDAHOSTCXX, NVCC_CCBIN or -ccbin in NVCC_PREPEND_FLAGS
+// stands; a `pinned` compiler (the project's host_compiler key) is looked up on PATH; else, when
+// `c++` is a GCC newer than the toolkit accepts, the newest accepted g++-N on PATH; none there:
+// `missing_package` names the one to install.
+HostCompilerChoice choose_host_compiler(const Environment& env, const std::string& prefix,
+                                        const std::string& pinned = {});
+
+// The variables that make nvcc and CMake use `choice.compiler`: CUDAHOSTCXX for CMake, and
+// NVCC_PREPEND_FLAGS with `-ccbin` for nvcc (nvcc 11.8 ignores NVCC_CCBIN; the prepended flag
+// works on every release, and a later -ccbin on the command line still wins). A user's own
+// NVCC_PREPEND_FLAGS is kept in front. Empty when nothing is to be set.
+std::map<std::string, std::string> host_compiler_variables(const Environment& env,
+                                                           const HostCompilerChoice& choice);
+
+// What NVCC_PREPEND_FLAGS becomes when cudaenv adds `-ccbin compiler` to `before`.
+std::string prepend_flags_with(const std::optional<std::string>& before,
+                               const std::string& compiler);
+
+// Whether `set_to` is what prepend_flags_with makes of `before` for some compiler: the only
+// NVCC_PREPEND_FLAGS change a recorded activation may undo (a forged record cannot use it to put
+// flags of its choosing back).
+bool is_prepended_ccbin(const std::optional<std::string>& before, std::string_view set_to);
 
 }  // namespace cudaenv::activate

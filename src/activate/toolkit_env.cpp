@@ -56,7 +56,8 @@ std::map<std::string, std::string> toolkit_variables(const Environment& current,
       {"PATH", prepend_entry(current.get("PATH").value_or(""), prefix + "/bin", previous_bin)},
       {"LD_LIBRARY_PATH", library_path},
   };
-  if (auto host = needed_host_compiler(current, prefix)) variables["CUDAHOSTCXX"] = *host;
+  const auto host = choose_host_compiler(current, prefix, toolkit.host_compiler);
+  for (auto& [name, value] : host_compiler_variables(current, host)) variables[name] = value;
   return variables;
 }
 

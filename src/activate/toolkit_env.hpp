@@ -15,12 +15,14 @@ struct ToolkitPrefix {
   std::string path;            // the prefix as the running process sees it (a host path)
   std::string version;         // what CUDAENV_ACTIVE names: "13.0.2"
   std::string cudnn_lib = {};  // a cuDNN's lib directory put first on LD_LIBRARY_PATH; empty: none
+  std::string host_compiler = {};  // the project's host_compiler pin ("g++-11"); empty: none
 };
 
 // The variables that select `toolkit`, computed against `current`: CUDA_HOME, CUDA_PATH and
 // CUDAToolkit_ROOT = P, CUDACXX = P/bin/nvcc, CUDAENV_ACTIVE = version, P/bin first on PATH and
-// P/lib64 (then the cuDNN lib directory, if any) first on LD_LIBRARY_PATH; CUDAHOSTCXX only when
-// the default c++ is a GCC the toolkit refuses (needed_host_compiler). A list entry already
+// P/lib64 (then the cuDNN lib directory, if any) first on LD_LIBRARY_PATH; CUDAHOSTCXX and
+// NVCC_PREPEND_FLAGS (-ccbin) only when the default c++ is a GCC the toolkit refuses or the
+// project pins one (choose_host_compiler). A list entry already
 // present is moved to the front, never repeated; when `current` already has a cudaenv-activated
 // toolkit (CUDAENV_ACTIVE with CUDA_HOME), that toolkit's entries are removed so two toolkits never
 // stack.

@@ -33,6 +33,7 @@ Status run_exec(const ExecOptions& options, Context& context);
 
 struct WhichOptions {
   std::string tool;
+  bool host_compiler = false;  // --host-compiler: the compiler nvcc and CMake get here, and why
 };
 Status run_which(const WhichOptions& options, Context& context);
 

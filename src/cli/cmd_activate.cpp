@@ -3,6 +3,7 @@
 #include "activate/activation.hpp"
 #include "activate/here.hpp"
 #include "activate/hook.hpp"
+#include "activate/host_compiler.hpp"
 #include "activate/shell.hpp"
 #include "activate/shims.hpp"
 #include "cli/activation_commands.hpp"
@@ -109,7 +110,32 @@ Status run_exec(const ExecOptions& options, Context& context) {
   return replace_process(options.command, environment.variables());
 }
 
+// `which --host-compiler`: the compiler on the first line, why on the second.
+Status run_which_host_compiler(Context& context) {
+  auto activated = activate::activate_here(context.env, here(context));
+  if (!activated) return activated.error();
+  if (!activated->toolkit) {
+    context.out << "c++\nwhy: no CUDA toolkit is active here: nvcc's default host compiler\n";
+    return Ok{};
+  }
+  const auto choice = activate::choose_host_compiler(
+      activated->base, activated->toolkit->path.string(), activated->selection.host_compiler);
+  const auto why = text::printable(choice.reason, text::message_limit);
+  if (!choice.missing_package.empty())
+    return make_error(ErrorKind::failure,
+                      "no host compiler CUDA " + activated->toolkit->version.str() +
+                          " accepts is installed: " + why,
+                      "sudo apt install " + choice.missing_package);
+  context.out << text::printable(choice.compiler.value_or("c++"), text::message_limit) << "\n"
+              << "why: " << why << '\n';
+  return Ok{};
+}
+
 Status run_which(const WhichOptions& options, Context& context) {
+  if (options.host_compiler) return run_which_host_compiler(context);
+  if (options.tool.empty())
+    return make_error(ErrorKind::usage, "which: name a tool such as nvcc, or --host-compiler",
+                      "cudaenv which nvcc");
   auto target = activate::resolve_tool(context.env, here(context), options.tool);
   if (!target) return target.error();
   context.out << text::printable(target->path, text::message_limit) << '\n';
@@ -153,7 +179,9 @@ void add_activation_commands(CLI::App& app, Context& context, Outcome& outcome) 
 
   auto which = std::make_shared<WhichOptions>();
   command = app.add_subcommand("which", "The real program a shim would run here");
-  command->add_option("tool", which->tool, "A tool such as nvcc")->required();
+  command->add_option("tool", which->tool, "A tool such as nvcc");
+  command->add_flag("--host-compiler", which->host_compiler,
+                    "The host compiler nvcc and CMake get here, and why");
   command->callback([which, &context, &outcome] { outcome.status = run_which(*which, context); });
 
   auto init = std::make_shared<InitOptions>();

@@ -1,5 +1,6 @@
 // `cudaenv use` (pin a version in .cudaenv or the global config) and `cudaenv rehash`.
 #include "activate/here.hpp"
+#include "activate/host_compiler.hpp"
 #include "activate/shims.hpp"
 #include "cli/commands.hpp"
 #include "core/files.hpp"
@@ -125,6 +126,20 @@ void warn_if_incompatible(const UseOptions& options, Context& context) {
   }
   for (const auto& warning : resolution.best().warnings)
     context.err << "warning: " << text::printable(warning, text::message_limit) << '\n';
+}
+
+// The host compiler activation hands nvcc and CMake, or the package to install when none fits.
+void print_host_compiler(const activate::Activated& activated, Context& context) {
+  const auto choice = activate::choose_host_compiler(
+      activated.base, activated.toolkit->path.string(), activated.selection.host_compiler);
+  const auto why = text::printable(choice.reason, text::message_limit);
+  if (!choice.missing_package.empty()) {
+    context.err << "warning: nvcc will refuse the host compiler: " << why << '\n'
+                << "hint: sudo apt install " << text::printable(choice.missing_package) << '\n';
+  } else if (choice.compiler && !choice.user_choice) {
+    context.out << "host compiler: " << text::printable(*choice.compiler, text::message_limit)
+                << " (" << why << ")\n";
+  }
 }
 
 Status install_if_missing(const UseOptions& options, Context& context) {
@@ -280,6 +295,7 @@ Status run_use(const UseOptions& options, Context& context) {
   } else if (activated->toolkit) {
     context.out << "active here: CUDA " << activated->toolkit->version.str() << " ("
                 << text::printable(activated->toolkit->path.string(), text::message_limit) << ")\n";
+    print_host_compiler(*activated, context);
   }
   return Ok{};
 }

@@ -63,6 +63,7 @@ ActiveToolkit select_active_toolkit(const probe::MachineFacts& facts,
   if (select_by_spec(facts, selected, selected_by, active)) return active;
   const std::pair<probe::ToolkitOrigin, const char*> system_order[] = {
       {probe::ToolkitOrigin::path_nvcc, "nvcc on PATH"},
+      {probe::ToolkitOrigin::distro_package, "nvidia-cuda-toolkit (apt)"},
       {probe::ToolkitOrigin::cuda_home, "CUDA_HOME"},
       {probe::ToolkitOrigin::default_link, "/usr/local/cuda"},
   };

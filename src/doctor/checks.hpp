@@ -43,6 +43,8 @@ Finding check_gpu_arch(const CheckInput& in);
 Finding check_cuda_link(const CheckInput& in);
 Finding check_library_path(const CheckInput& in);
 Finding check_host_compiler(const CheckInput& in);
+// Old toolkits on new systems (checks_old_toolkits.cpp).
+Finding check_glibc_headers(const CheckInput& in);
 // Python frameworks (checks_framework.cpp).
 Finding check_framework(const CheckInput& in);
 // The active Python's binaries (checks_binaries.cpp).

@@ -223,10 +223,17 @@ Finding check_host_compiler(const CheckInput& in) {
     conclude(f, CheckStatus::skip, "no active CUDA toolkit");
     return f;
   }
-  // nvcc runs $NVCC_CCBIN when it is set, else the first gcc on PATH.
+  // nvcc runs -ccbin from NVCC_PREPEND_FLAGS, else $NVCC_CCBIN when it is set, else the first
+  // gcc on PATH.
   std::string wanted = "gcc";
   for (const auto& v : in.facts.machine.env.variables) {
     if (v.name == "NVCC_CCBIN" && !v.value.empty()) wanted = v.value;
+  }
+  for (const auto& v : in.facts.machine.env.variables) {
+    const auto words = text::split_whitespace(v.value);
+    const auto ccbin = std::find(words.begin(), words.end(), "-ccbin");
+    if (v.name == "NVCC_PREPEND_FLAGS" && ccbin != words.end() && ccbin + 1 != words.end())
+      wanted = *(ccbin + 1);
   }
   const probe::CompilerFacts* gcc = nullptr;
   for (const auto& compiler : in.facts.machine.compilers) {
@@ -256,8 +263,9 @@ Finding check_host_compiler(const CheckInput& in) {
   const bool have_older =
       std::any_of(in.facts.machine.compilers.begin(), in.facts.machine.compilers.end(),
                   [&](const auto& c) { return c.family == "gcc" && c.name == "gcc-" + m; });
-  if (!have_older) f.fix.push_back("sudo apt-get install -y gcc-" + m + " g++-" + m);
-  f.fix.push_back("export NVCC_CCBIN=gcc-" + m);
+  if (!have_older) f.fix.push_back("sudo apt install g++-" + m);
+  // NVCC_CCBIN is ignored by nvcc 11.8 (measured); a prepended -ccbin works on every release.
+  f.fix.push_back("export NVCC_PREPEND_FLAGS='-ccbin g++-" + m + "' CUDAHOSTCXX=g++-" + m);
   return f;
 }
 

@@ -21,7 +21,7 @@ constexpr Check check_table[] = {
     check_kernel_module,   check_nouveau,      check_secure_boot,  check_dkms,
     check_driver_packages, check_device_nodes, check_nvidia_smi,   check_driver_toolkit,
     check_gpu_arch,        check_cuda_link,    check_library_path, check_host_compiler,
-    check_framework,
+    check_glibc_headers,   check_framework,
     // What the active Python's binaries carry and load (checks_binaries.cpp).
     check_framework_binaries, check_cudnn_copies, check_triton_ptxas,
 };

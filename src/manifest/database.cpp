@@ -29,6 +29,12 @@ const HostCompilerLimit* Database::host_compiler(const Version& cuda) const {
   });
 }
 
+const GlibcLimit* Database::glibc_limit(const Version& cuda) const {
+  return find_if(glibc_limits, [&](const GlibcLimit& g) {
+    return g.cuda.matches(cuda) || g.cuda.matches(cuda.major_minor());
+  });
+}
+
 const CudnnRelease* Database::cudnn(const Version& full_or_short) const {
   return find_if(cudnn_releases, [&](const CudnnRelease& c) {
     return c.full_version == full_or_short || c.version == full_or_short;

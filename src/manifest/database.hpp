@@ -59,6 +59,15 @@ struct HostCompilerLimit {
   Provenance provenance;
 };
 
+// The newest glibc whose <math.h> the toolkit's headers compile with ([[glibc]] in cuda.toml).
+struct GlibcLimit {
+  VersionSpec cuda;
+  Version glibc_max;                // 2.40: glibc 2.41's declarations clash
+  std::string clash;                // the functions, for messages
+  std::optional<Version> fixed_in;  // the first toolkit whose headers accept the next glibc
+  Provenance provenance;
+};
+
 struct CudnnRelease {
   Version version;       // 9.1.0
   Version full_version;  // 9.1.0.70
@@ -129,6 +138,7 @@ struct Database {
   std::vector<CudaFamily> cuda_families;
   std::vector<GpuArch> gpu_archs;
   std::vector<HostCompilerLimit> host_compilers;
+  std::vector<GlibcLimit> glibc_limits;
   std::vector<CudnnRelease> cudnn_releases;  // oldest first
   std::vector<CudnnSupport> cudnn_support;
   std::vector<PytorchRelease> pytorch;  // oldest first
@@ -141,6 +151,7 @@ struct Database {
   const CudaFamily* family(int major) const;
   const GpuArch* arch(const Version& compute_capability) const;
   const HostCompilerLimit* host_compiler(const Version& cuda) const;
+  const GlibcLimit* glibc_limit(const Version& cuda) const;
   const CudnnRelease* cudnn(const Version& full_or_short) const;
   // The oldest driver branch whose drivers support `cuda` (nvidia-driver-535 for 12.2).
   const DriverBranch* branch_for(const Version& cuda) const;

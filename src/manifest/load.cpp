@@ -188,6 +188,11 @@ void read_cuda(const toml::table& root, FieldReader& r, Database& db) {
     db.host_compilers.push_back(
         {r.spec(t, "cuda"), r.integer(t, "gcc_max"), r.integer(t, "clang_max"), r.provenance(t)});
   });
+  for_each_table(root, "glibc", [&](const toml::table& t) {
+    db.glibc_limits.push_back({r.spec(t, "cuda"), r.required_version(t, "glibc_max"),
+                               r.text(t, "clash"), r.version(t, "fixed_in", false),
+                               r.provenance(t)});
+  });
 }
 
 void read_cudnn(const toml::table& root, FieldReader& r, Database& db) {

@@ -43,7 +43,17 @@ struct KernelModuleFacts {
 };
 
 // How a toolkit was found; one toolkit can be reached in several ways.
-enum class ToolkitOrigin { versioned_dir, default_link, opt_cuda, cuda_home, path_nvcc, cudaenv };
+// distro_package: Debian's and Ubuntu's nvidia-cuda-toolkit, split over /usr (nvcc in /usr/bin,
+// the compiler's own files in /usr/lib/nvidia-cuda-toolkit, headers in /usr/include).
+enum class ToolkitOrigin {
+  versioned_dir,
+  default_link,
+  opt_cuda,
+  cuda_home,
+  path_nvcc,
+  cudaenv,
+  distro_package
+};
 
 struct ToolkitFacts {
   std::string path;  // canonical machine path of the prefix
@@ -105,6 +115,7 @@ struct MachineFacts {
   std::vector<CompilerFacts> compilers;
   OsFacts os;
   CudaEnvFacts env;
+  std::optional<Version> glibc_headers;  // the glibc of /usr/include/features.h (libc6-dev)
 };
 
 const char* to_string(DriverSource source);

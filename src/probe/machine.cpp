@@ -3,6 +3,7 @@
 #include "probe/compilers.hpp"
 #include "probe/cuda_env.hpp"
 #include "probe/driver.hpp"
+#include "probe/glibc.hpp"
 #include "probe/kernel_modules.hpp"
 #include "probe/os_release.hpp"
 #include "probe/toolkits.hpp"
@@ -22,6 +23,7 @@ MachineFacts probe_machine(const ProbeContext& context) {
   facts.compilers = probe_compilers(context.sysroot, context.runner, context.env);
   facts.os = probe_os(context.sysroot);
   facts.env = probe_cuda_env(context.sysroot, context.env);
+  facts.glibc_headers = probe_glibc_headers(context.sysroot);
   return facts;
 }
 
@@ -44,6 +46,7 @@ const char* to_string(ToolkitOrigin origin) {
     case ToolkitOrigin::cuda_home: return "CUDA_HOME";
     case ToolkitOrigin::path_nvcc: return "PATH";
     case ToolkitOrigin::cudaenv: return "cudaenv";
+    case ToolkitOrigin::distro_package: return "distro-package";
   }
   return "unknown";
 }

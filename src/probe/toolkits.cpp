@@ -77,6 +77,16 @@ std::optional<std::string> nvcc_real_bin_dir(ProcessRunner& runner, const Sysroo
   return std::nullopt;
 }
 
+// Debian's and Ubuntu's nvidia-cuda-toolkit keeps nvcc's real directory in
+// /usr/lib/nvidia-cuda-toolkit/bin and everything a build uses in /usr (bin, include, the
+// multiarch lib directory): the toolkit's prefix, its CUDA_HOME, is /usr.
+constexpr const char* distro_nvcc_dir = "/usr/lib/nvidia-cuda-toolkit/bin";
+
+std::string prefix_of_nvcc(const std::string& nvcc) {
+  const auto bin = parent_of(nvcc);
+  return bin == distro_nvcc_dir ? "/usr" : parent_of(bin);
+}
+
 std::vector<Candidate> path_nvcc_candidates(const ToolkitSearch& search) {
   std::vector<Candidate> found;
   const auto path = search.env.get("PATH").value_or("");
@@ -88,7 +98,7 @@ std::vector<Candidate> path_nvcc_candidates(const ToolkitSearch& search) {
     if (!search.sysroot.exists(parent_of(real) + "/nvcc.profile")) {
       if (auto bin = nvcc_real_bin_dir(search.runner, search.sysroot, nvcc)) real = *bin + "/nvcc";
     }
-    found.push_back({parent_of(parent_of(real)), ToolkitOrigin::path_nvcc});
+    found.push_back({prefix_of_nvcc(real), ToolkitOrigin::path_nvcc});
     break;  // only the nvcc a shell would run
   }
   return found;
@@ -107,6 +117,8 @@ std::vector<Candidate> system_candidates(const ToolkitSearch& search) {
     found.push_back({*home, ToolkitOrigin::cuda_home});
   }
   for (auto& candidate : path_nvcc_candidates(search)) found.push_back(std::move(candidate));
+  if (search.sysroot.is_executable_file(std::string(distro_nvcc_dir) + "/nvcc"))
+    found.push_back({"/usr", ToolkitOrigin::distro_package});
   return found;
 }
 
@@ -143,6 +155,22 @@ std::optional<ToolkitVersion> dpkg_version(const std::string& prefix,
     }
   }
   return std::nullopt;
+}
+
+// Debian's "11.8.89~11.8.0-5~deb12u1" is nvcc's version, then the release, then the packaging
+// revision; Ubuntu's "11.5.1-1ubuntu1" is the release alone.
+std::optional<ToolkitVersion> distro_package_version(const std::string& prefix,
+                                                     const DpkgPackages& packages) {
+  const auto it = packages.find("nvidia-cuda-toolkit");
+  if (prefix != "/usr" || it == packages.end()) return std::nullopt;
+  const auto& full = it->second;
+  const auto tilde = full.find('~');
+  const auto release_text = tilde == std::string::npos ? full : full.substr(tilde + 1);
+  const auto release = Version::parse(release_text.substr(0, release_text.find_first_of("-~+")));
+  const auto nvcc =
+      tilde == std::string::npos ? std::nullopt : Version::parse(full.substr(0, tilde));
+  if (!release) return std::nullopt;
+  return ToolkitVersion{release, nvcc, std::nullopt, "dpkg", false};
 }
 
 std::optional<ToolkitFacts> inspect(const Sysroot& sysroot, ProcessRunner& runner,
@@ -237,6 +265,7 @@ std::optional<ToolkitVersion> read_toolkit_version(const Sysroot& sysroot, Proce
   const auto nvcc = prefix + "/bin/nvcc";
   if (!sysroot.is_executable_file(nvcc)) return std::nullopt;
   if (auto packaged = dpkg_version(prefix, packages)) return packaged;
+  if (auto packaged = distro_package_version(prefix, packages)) return packaged;
   if (auto wheel = wheel_version(sysroot, prefix, "cuda_nvcc")) {
     return ToolkitVersion{std::nullopt, wheel, cudart_version(sysroot, prefix), "dist-info", true};
   }

@@ -75,6 +75,22 @@ Result<std::optional<VersionSpec>> spec_field(const toml::table& table, std::str
   return std::optional<VersionSpec>{*spec};
 }
 
+// `host_compiler = "g++-11"`: a compiler's program name, never a path.
+Result<std::string> host_compiler_field(const toml::table& root, std::string_view text,
+                                        const std::string& path) {
+  const auto* node = root.get("host_compiler");
+  if (node == nullptr) return std::string();
+  const auto value = node->value<std::string>();
+  if (value && is_host_compiler_name(*value)) return *value;
+  const auto line = node->source().begin.line;
+  return make_error(ErrorKind::usage,
+                    path + ":" + std::to_string(line) +
+                        ": host_compiler must name a compiler program such as \"g++-11\" or "
+                        "\"clang++-14\", not \"" +
+                        raw_value_on_line(text, line) + "\"",
+                    "write host_compiler = \"g++-11\" (looked up on PATH; a path is refused)");
+}
+
 Result<std::map<std::string, VersionSpec>> framework_pins(const toml::table& root,
                                                           std::string_view text,
                                                           const std::string& path) {
@@ -140,6 +156,9 @@ Result<ProjectFile> parse_project_file(std::string_view text, const std::string&
   if (!cudnn) return cudnn.error();
   auto frameworks = framework_pins(root, text, path);
   if (!frameworks) return frameworks.error();
+  auto host_compiler = host_compiler_field(root, text, path);
+  if (!host_compiler) return host_compiler.error();
+  file.host_compiler = std::move(*host_compiler);
   file.cuda = *cuda;
   file.cudnn = *cudnn;
   file.frameworks = std::move(*frameworks);

@@ -118,6 +118,7 @@ const std::vector<KeySpec>& project_file_keys() {
   static const std::vector<KeySpec> keys{
       {"", "cuda", ValueType::version_spec},
       {"", "cudnn", ValueType::version_spec},
+      {"", "host_compiler", ValueType::string},
       {"", "frameworks", ValueType::table},
       {"frameworks", "torch", ValueType::version_spec},
       {"frameworks", "tensorflow", ValueType::version_spec},
@@ -165,6 +166,18 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     previous.swap(row);
   }
   return previous[y.size()];
+}
+
+bool is_host_compiler_name(std::string_view name) {
+  for (std::string_view family : {"g++", "clang++"}) {
+    if (!text::starts_with(name, family)) continue;
+    const auto rest = name.substr(family.size());
+    if (rest.empty()) return true;
+    const auto digits = rest.substr(1);
+    return rest.front() == '-' && !digits.empty() && digits.size() <= 3 &&
+           digits.find_first_not_of("0123456789") == std::string_view::npos;
+  }
+  return false;
 }
 
 std::string raw_value_on_line(std::string_view text, std::size_t line) {

@@ -42,6 +42,10 @@ std::vector<UnknownKey> unknown_keys(const toml::table& root, const std::vector<
 // `b`, ignoring case.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
+// Whether `name` may be a .cudaenv's host_compiler: "g++", "g++-11", "clang++", "clang++-14". A
+// program name, looked up on PATH, never a path: the file comes with cloned repositories.
+bool is_host_compiler_name(std::string_view name);
+
 // What the text right of `=` on line `line` (1-based) says, comment and blanks removed: the raw
 // value, to quote it back in a suggestion (`CUDA=13.0` → `cuda = "13.0"`).
 std::string raw_value_on_line(std::string_view text, std::size_t line);

@@ -25,6 +25,7 @@ Result<Selection> select(const Environment& env, const std::filesystem::path& cw
     if (!parsed) return parsed.error();
     selection.cuda = parsed->cuda;
     selection.cudnn = parsed->cudnn;
+    selection.host_compiler = parsed->host_compiler;
     selection.source = SelectionSource::project_file;
     selection.file = *file;
     selection.warnings = std::move(parsed->warnings);

@@ -19,6 +19,7 @@ enum class SelectionSource { command_line, environment, project_file, global_con
 struct Selection {
   std::optional<VersionSpec> cuda;  // nullopt: the system's toolkit, environment left as it is
   std::optional<VersionSpec> cudnn;
+  std::string host_compiler;  // the .cudaenv's host_compiler pin; "" none
   SelectionSource source = SelectionSource::system;
   std::filesystem::path file;   // the .cudaenv or config.toml that set it
   std::vector<Error> warnings;  // keys of the file read that nobody reads (file:line, suggestion)

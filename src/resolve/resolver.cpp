@@ -121,8 +121,9 @@ std::vector<std::string> set_warnings(const manifest::Database& db, const Soluti
       const auto max = std::to_string(*gcc_max);
       warnings.push_back("host gcc " + target.gcc->str() + " is newer than CUDA " +
                          version.major_minor().str() + " supports (gcc <= " + max +
-                         "): install gcc-" + max + " and set NVCC_CCBIN=gcc-" + max +
-                         ", or pass -allow-unsupported-compiler at your own risk");
+                         "): install g++-" + max +
+                         " (cudaenv then hands it to nvcc and CMake), or pass "
+                         "-allow-unsupported-compiler at your own risk");
     }
   }
   for (const auto* build : combo) {

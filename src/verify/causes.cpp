@@ -209,15 +209,37 @@ Cause host_compiler_unsupported(const ClassifyContext& context, std::string_view
       "; or, at your own risk, NVCC_APPEND_FLAGS=-allow-unsupported-compiler";
   if (usable != nullptr) {
     return {CauseId::host_compiler_unsupported, message,
-            family + " " + usable->version->str() + " is installed: NVCC_CCBIN=" + usable->path +
-                " cudaenv verify (nvcc reads NVCC_CCBIN; -ccbin " + usable->path + " in a build)" +
-                last_resort};
+            family + " " + usable->version->str() + " is installed: NVCC_PREPEND_FLAGS='-ccbin " +
+                usable->path + "' cudaenv verify (nvcc 11.8 ignores NVCC_CCBIN; -ccbin " +
+                usable->path + " in a build)" + last_resort};
   }
   const auto package = clang ? "clang-" + std::to_string(limit) : "g++-" + std::to_string(limit);
   return {CauseId::host_compiler_unsupported, message,
           "no " + family + " <= " + std::to_string(limit) + " is installed: install " + newest +
-              " (Debian/Ubuntu: sudo apt install " + package + ") and run NVCC_CCBIN=" + package +
-              " cudaenv verify" + last_resort};
+              " (Debian/Ubuntu: sudo apt install " + package +
+              "); cudaenv then hands it to nvcc and CMake by itself" + last_resort};
+}
+
+Cause glibc_headers_clash(const ClassifyContext& context, std::string_view nvcc_output) {
+  static const std::regex function(R"re(previous function "([A-Za-z0-9_]+)")re");
+  const std::string output(nvcc_output);
+  std::smatch match;
+  const auto name = std::regex_search(output, match, function) ? match[1].str() : "cospi";
+  std::string message = "the headers of " + toolkit_name(context) +
+                        " clash with this glibc's <math.h>: nvcc stops at \"" + name +
+                        "\" (exception specification is incompatible)";
+  const auto* limit = context.db.glibc_limit(context.toolkit);
+  if (limit != nullptr)
+    message += "; they accept glibc <= " + limit->glibc_max.str() + " (" + limit->clash + ")";
+  const std::string newer = limit != nullptr && limit->fixed_in
+                                ? "use CUDA " + limit->fixed_in->major_minor().str() +
+                                      " or newer, whose headers accept it (cudaenv install " +
+                                      limit->fixed_in->major_minor().str() + ")"
+                                : "use a newer CUDA release whose headers accept it";
+  return {CauseId::glibc_headers_clash, message,
+          newer + "; or build against glibc <= " +
+              (limit != nullptr ? limit->glibc_max.str() : std::string("2.40")) +
+              " headers (a container or sysroot of Debian 12 or Ubuntu 24.04)"};
 }
 
 Cause cudart_missing(const ClassifyContext& context, const std::string& loader_message) {

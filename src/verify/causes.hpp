@@ -22,6 +22,9 @@ std::string build_contents(const ArchPlan& archs);
 Cause no_kernel_image(const ClassifyContext& context, const std::optional<Version>& gpu,
                       std::string message);
 Cause host_compiler_unsupported(const ClassifyContext& context, std::string_view nvcc_output);
+// nvcc's "exception specification is incompatible with that of previous function \"cospi\""
+// with the glibc the database records the toolkit's headers stop at, and the fix.
+Cause glibc_headers_clash(const ClassifyContext& context, std::string_view nvcc_output);
 Cause cudart_missing(const ClassifyContext& context, const std::string& loader_message);
 Cause cudart_other_version(const ClassifyContext& context, int runtime_version);
 Cause out_of_memory(const std::string& evidence);

@@ -37,6 +37,9 @@ struct TextRule {
 constexpr TextRule text_rules[] = {
     {"unsupported GNU version", CauseId::host_compiler_unsupported},
     {"unsupported clang version", CauseId::host_compiler_unsupported},
+    // glibc >= 2.41 declares C23's sinpi/cospi (2.42: rsqrt) noexcept; older CUDA headers not.
+    {"exception specification is incompatible with that of previous function",
+     CauseId::glibc_headers_clash},
     {"Unsupported gpu architecture", CauseId::no_kernel_image},
     {"no kernel image is available", CauseId::no_kernel_image},
     {"CUDA driver version is insufficient", CauseId::driver_too_old},
@@ -117,6 +120,7 @@ std::optional<Cause> from_compile(const ProcessResult& compile, const ClassifyCo
   if (named == CauseId::host_compiler_unsupported) {
     return causes::host_compiler_unsupported(context, output);
   }
+  if (named == CauseId::glibc_headers_clash) return causes::glibc_headers_clash(context, output);
   if (named == CauseId::no_kernel_image) {
     const auto lines = text::lines(output);
     return causes::no_kernel_image(
@@ -190,6 +194,7 @@ const char* to_string(CauseId id) {
     case CauseId::driver_too_old: return "driver_too_old";
     case CauseId::no_kernel_image: return "no_kernel_image";
     case CauseId::host_compiler_unsupported: return "host_compiler_unsupported";
+    case CauseId::glibc_headers_clash: return "glibc_headers_clash";
     case CauseId::cudart_mismatch: return "cudart_mismatch";
     case CauseId::out_of_memory: return "out_of_memory";
     case CauseId::wrong_result: return "wrong_result";
@@ -222,6 +227,7 @@ Cause cause_from_text(CauseId id, const std::string& text, const ClassifyContext
     case CauseId::host_compiler_unsupported:
       return causes::host_compiler_unsupported(context, text);
     case CauseId::cudart_mismatch: return causes::cudart_missing(context, text);
+    case CauseId::glibc_headers_clash: return causes::glibc_headers_clash(context, text);
     default: return causes::runtime_error(text);
   }
 }

@@ -21,6 +21,7 @@ enum class CauseId {
   driver_too_old,             // the driver is older than the CUDA runtime needs
   no_kernel_image,            // no machine code or PTX for the GPU's architecture
   host_compiler_unsupported,  // nvcc refuses the host gcc/clang
+  glibc_headers_clash,        // the toolkit's math headers and glibc's <math.h> disagree
   cudart_mismatch,            // libcudart missing, or another toolkit's was loaded
   out_of_memory,
   wrong_result,      // the kernel ran and computed wrong values: hardware or driver fault

@@ -29,7 +29,7 @@ def env_json_gives_exactly_the_designed_variables(tmp):
     data = json.loads(cudaenv(["env", "--shell", "json"], dict(env, LD_LIBRARY_PATH="/site/lib"), a).stdout)
     check(data == {"CUDA_HOME": prefix, "CUDA_PATH": prefix, "CUDAToolkit_ROOT": prefix, "CUDACXX": f"{prefix}/bin/nvcc",
                    "PATH": f"{prefix}/bin:/usr/bin:/bin", "LD_LIBRARY_PATH": f"{prefix}/lib64:/site/lib",
-                   "CUDAENV_ACTIVE": "12.1.1", "CUDAHOSTCXX": None}, f"env json: {data}")
+                   "CUDAENV_ACTIVE": "12.1.1", "CUDAHOSTCXX": None, "NVCC_PREPEND_FLAGS": None}, f"env json: {data}")
     outside = json.loads(cudaenv(["env", "--shell", "json"], env, tmp).stdout)
     check(outside["CUDA_HOME"] is None and outside["PATH"] == "/usr/bin:/bin", f"system: unset is null: {outside}")
     script = cudaenv(["env", "--shell", "bash"], env, a).stdout

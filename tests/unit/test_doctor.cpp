@@ -71,7 +71,7 @@ TEST_CASE("doctor: a healthy Ubuntu 24.04 machine passes every check") {
   CHECK(verdict(report) ==
         "kernel-module=ok nouveau=ok secure-boot=ok dkms=ok driver-packages=ok device-nodes=ok "
         "nvidia-smi=ok driver-toolkit=ok gpu-arch=ok cuda-link=ok library-path=ok "
-        "host-compiler=ok framework=ok framework-binaries=skip cudnn-copies=skip "
+        "host-compiler=ok glibc-headers=ok framework=ok framework-binaries=skip cudnn-copies=skip "
         "triton-ptxas=skip");
   CHECK_FALSE(report.has_failure());
   CHECK(report.active.selected_by == "nvcc on PATH");
@@ -88,7 +88,7 @@ TEST_CASE("doctor: nouveau holds the GPU, so the installed driver 535 cannot loa
   CHECK(verdict(report) ==
         "kernel-module=fail nouveau=fail secure-boot=ok dkms=ok driver-packages=ok "
         "device-nodes=fail nvidia-smi=fail driver-toolkit=ok gpu-arch=skip cuda-link=ok "
-        "library-path=ok host-compiler=fail framework=skip framework-binaries=skip "
+        "library-path=ok host-compiler=fail glibc-headers=skip framework=skip framework-binaries=skip "
         "cudnn-copies=skip triton-ptxas=skip");
   const auto& module = finding(report, "kernel-module");
   CHECK(text::contains(module.summary, "nouveau is loaded and holds the GPU"));
@@ -101,7 +101,8 @@ TEST_CASE("doctor: nouveau holds the GPU, so the installed driver 535 cannot loa
   CHECK(text::contains(finding(report, "nvidia-smi").summary, "cannot communicate"));
   const auto& gcc = finding(report, "host-compiler");
   CHECK(text::contains(gcc.summary, "gcc 12.3.0 is newer than CUDA 11.8 accepts (gcc <= 11)"));
-  CHECK(gcc.fix == std::vector<std::string>{"export NVCC_CCBIN=gcc-11"});  // gcc-11 is there
+  CHECK(gcc.fix ==
+        std::vector<std::string>{"export NVCC_PREPEND_FLAGS='-ccbin g++-11' CUDAHOSTCXX=g++-11"});
   CHECK(report.has_failure());
 }
 
@@ -143,8 +144,8 @@ TEST_CASE("doctor: a Tesla K80 on driver 470 with CUDA 12.4 active") {
   CHECK(verdict(report) ==
         "kernel-module=ok nouveau=ok secure-boot=ok dkms=ok driver-packages=ok device-nodes=ok "
         "nvidia-smi=ok driver-toolkit=fail gpu-arch=fail cuda-link=warn library-path=warn "
-        "host-compiler=ok framework=fail framework-binaries=skip cudnn-copies=skip "
-        "triton-ptxas=skip");
+        "host-compiler=ok glibc-headers=skip framework=fail framework-binaries=skip "
+        "cudnn-copies=skip triton-ptxas=skip");
   const auto& driver = finding(report, "driver-toolkit");
   CHECK(driver.summary ==
         "driver 470.256.02 is too old for CUDA 12.4.1: it needs >= 550.54.15 (minor-version "

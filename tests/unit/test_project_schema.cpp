@@ -76,7 +76,8 @@ TEST_CASE("a key nothing is close to lists the known ones; a mistyped table is a
   auto file = parse_project_file("cuda = \"12.4\"\nowner = \"ml-infra\"\n", "/r/.cudaenv");
   REQUIRE(file.ok());
   REQUIRE(file->warnings.size() == 1);
-  CHECK(has(file->warnings[0].message, "the keys are \"cuda\", \"cudnn\", [frameworks]"));
+  CHECK(has(file->warnings[0].message,
+            "the keys are \"cuda\", \"cudnn\", \"host_compiler\", [frameworks]"));
   auto not_table = parse_project_file("cuda = \"12.4\"\nframeworks = \"torch\"\n", "/r/.cudaenv");
   REQUIRE_FALSE(not_table.ok());
   CHECK(has(not_table.error().message, "/r/.cudaenv:2: frameworks must be a table"));

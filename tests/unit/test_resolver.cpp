@@ -166,9 +166,9 @@ const Case framework_cases[] = {
 
 const Case misc_cases[] = {
   {.name = "gcc 13 is too new for CUDA 12.2", .source = "NIX_NVCC/SPACK: 12.2 gcc <= 12",
-   .gcc = "13.2.0", .cuda = "12.2", .expect_warning = "NVCC_CCBIN=gcc-12"},  {.name = "gcc 12 is fine for CUDA 12.2", .source = "NIX_NVCC/SPACK: 12.2 gcc <= 12",
-   .gcc = "12.3.0", .cuda = "12.2", .expect_no_warning = "NVCC_CCBIN"},  {.name = "gcc 14 is fine for CUDA 12.8", .source = "NIX_NVCC: 12.8 gcc <= 14",
-   .gcc = "14.2.0", .cuda = "12.8", .expect_no_warning = "NVCC_CCBIN"},  {.name = "cuDNN 9.0.0 stops at CUDA 12.3", .source = "CUDNN_SM 9.0.0: CUDA 12.0-12.3",
+   .gcc = "13.2.0", .cuda = "12.2", .expect_warning = "install g++-12 (cudaenv then hands it to nvcc and CMake)"},  {.name = "gcc 12 is fine for CUDA 12.2", .source = "NIX_NVCC/SPACK: 12.2 gcc <= 12",
+   .gcc = "12.3.0", .cuda = "12.2", .expect_no_warning = "install g++"},  {.name = "gcc 14 is fine for CUDA 12.8", .source = "NIX_NVCC: 12.8 gcc <= 14",
+   .gcc = "14.2.0", .cuda = "12.8", .expect_no_warning = "install g++"},  {.name = "cuDNN 9.0.0 stops at CUDA 12.3", .source = "CUDNN_SM 9.0.0: CUDA 12.0-12.3",
    .cuda = "12.4", .cudnn = "9.0.0", .ok = false, .expect_suggestion = "--cudnn"},  {.name = "cuDNN 9.10.2 supports CUDA 12.9", .source = "CUDNN_SM 9.10.2: CUDA 12.0-12.9",
    .cuda = "12.9", .cudnn = "9.10.2", .expect_cudnn = "9.10.2.21"},  {.name = "cuDNN 8.9.6 only supports CUDA 12.0-12.2", .source = "CUDNN_SM 8.9.6",
    .cuda = "12.2", .cudnn = "8.9.6", .expect_cudnn = "8.9.6.50"},  {.name = "a range spec picks the newest release inside it", .source = "RN131 release list",

@@ -148,7 +148,7 @@ TEST_CASE("no kernel image for the H200 names sm_90, the missing flag and the wr
   CHECK(has(cause->fix, "--only-arch"));
 }
 
-TEST_CASE("nvcc refusing a new gcc names the limit and an installed older gcc for NVCC_CCBIN") {
+TEST_CASE("nvcc refusing a new gcc names the limit and an installed older gcc for -ccbin") {
   auto ctx = context();
   ctx.compilers = {compiler("gcc", "/usr/bin/gcc", "16.1.0"),
                    compiler("gcc-12", "/usr/bin/gcc-12", "12.2.0"),
@@ -159,7 +159,7 @@ TEST_CASE("nvcc refusing a new gcc names the limit and an installed older gcc fo
   CHECK(cause->id == CauseId::host_compiler_unsupported);
   CHECK(has(cause->message, "gcc 16.1.0"));
   CHECK(has(cause->message, "gcc <= 15"));
-  CHECK(has(cause->fix, "NVCC_CCBIN=/usr/bin/g++-12"));
+  CHECK(has(cause->fix, "NVCC_PREPEND_FLAGS='-ccbin /usr/bin/g++-12'"));
   CHECK(has(cause->fix, "-allow-unsupported-compiler"));
 }
 
