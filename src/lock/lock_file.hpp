@@ -100,4 +100,7 @@ Status write_lock_file(const std::filesystem::path& path, const LockFile& lock);
 // valid while the lock's digest equals the one it was recorded against.
 std::string set_digest(const LockFile& lock);
 
+// sha256 (hex) of `data`.
+std::string sha256_text(std::string_view data);
+
 }  // namespace cudaenv::lock

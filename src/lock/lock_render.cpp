@@ -81,7 +81,9 @@ toml::table as_table(const LockFile& lock) {
   return root;
 }
 
-std::string sha256_hex(std::string_view data) {
+}  // namespace
+
+std::string sha256_text(std::string_view data) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
   unsigned int length = 0;
   EVP_Digest(data.data(), data.size(), digest.data(), &length, EVP_sha256(), nullptr);
@@ -93,8 +95,6 @@ std::string sha256_hex(std::string_view data) {
   }
   return out;
 }
-
-}  // namespace
 
 std::string render_lock_file(const LockFile& lock) {
   std::ostringstream out;
@@ -116,7 +116,7 @@ std::string set_digest(const LockFile& lock) {
   for (auto& [name, target] : pinned.targets) target.verified.clear();
   std::ostringstream out;
   out << toml::toml_formatter{as_table(pinned)};
-  return sha256_hex(out.str());
+  return sha256_text(out.str());
 }
 
 }  // namespace cudaenv::lock

@@ -136,6 +136,44 @@ const DeclaredTarget* find_target(const std::vector<DeclaredTarget>& targets,
   return nullptr;
 }
 
+namespace {
+
+// What keeps this machine out of `target`, the more serious first; empty when nothing does.
+std::vector<std::string> misses(const DeclaredTarget& target, const std::optional<Version>& driver,
+                                const std::vector<Version>& gpus) {
+  std::vector<std::string> out;
+  for (const auto& gpu : gpus) {
+    if (std::find(target.archs.begin(), target.archs.end(), gpu) == target.archs.end())
+      out.push_back("its arch list has no " + gpu.str());
+  }
+  if (!driver || *driver < target.driver)
+    out.push_back("driver " + (driver ? driver->str() : std::string("none")) +
+                  " is below its floor " + target.driver.str());
+  return out;
+}
+
+}  // namespace
+
+TargetMatch match_target(const std::vector<DeclaredTarget>& targets,
+                         const std::optional<Version>& driver, const std::vector<Version>& gpus) {
+  TargetMatch result;
+  if (targets.empty() || gpus.empty()) return result;
+  // A GPU whose architecture a target does not list weighs more than a driver below its floor:
+  // the locked builds may carry no code for that GPU at all.
+  std::size_t lowest = 0;
+  for (const auto& target : targets) {
+    const auto missed = misses(target, driver, gpus);
+    if (missed.empty()) return {&target, nullptr, ""};
+    const bool driver_missed = text::contains(missed.back(), " is below its floor ");
+    const auto weight = 2 * missed.size() - (driver_missed ? 1 : 0);
+    if (result.closest != nullptr && weight >= lowest) continue;
+    result.closest = &target;
+    result.why = text::join(missed, ", ");
+    lowest = weight;
+  }
+  return result;
+}
+
 std::string arch_digits(const Version& arch) {
   return std::to_string(arch.major()) + std::to_string(arch.minor());
 }

@@ -5,6 +5,7 @@
 // settings; activation names the closest target when the live machine matches none.
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,18 @@ Result<std::vector<DeclaredTarget>> read_targets(const std::filesystem::path& pr
 // The declared target called `name`, or nullptr.
 const DeclaredTarget* find_target(const std::vector<DeclaredTarget>& targets,
                                   std::string_view name);
+
+// How this machine (its driver and its GPUs' compute capabilities) stands against the targets.
+struct TargetMatch {
+  const DeclaredTarget* match = nullptr;    // the first target it belongs to; nullptr: none
+  const DeclaredTarget* closest = nullptr;  // when none: the one it misses least
+  std::string why;                          // when none: what the closest one misses
+};
+// A machine belongs to a target when its driver is at least the target's floor and the target
+// lists every GPU's architecture. Without targets, or without a GPU, it matches nothing and
+// nothing is closest (there is nothing to say).
+TargetMatch match_target(const std::vector<DeclaredTarget>& targets,
+                         const std::optional<Version>& driver, const std::vector<Version>& gpus);
 
 // "8.0" → "80" (CMAKE_CUDA_ARCHITECTURES, sm_80).
 std::string arch_digits(const Version& arch);

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include "lock/lock_compare.hpp"
 #include "lock/lock_file.hpp"
 #include "project/project_file.hpp"
 #include "project/targets.hpp"
@@ -127,4 +128,40 @@ TEST_CASE("a lock of another lock_version is refused with the fix") {
   auto other = lock::parse_lock_file("lock_version = 9\n", "/r/.cudaenv.lock");
   REQUIRE_FALSE(other.ok());
   CHECK(has(other.error().message, "lock_version 9 is not one this cudaenv reads"));
+}
+
+TEST_CASE("a machine belongs to the target whose floor its driver meets and that lists its GPUs") {
+  auto file = project::parse_project_file(two_targets, "/r/.cudaenv");
+  REQUIRE(file.ok());
+  const std::vector<Version> h100{*Version::parse("9.0"), *Version::parse("9.0")};
+  auto match = project::match_target(file->targets, Version::parse("580.95.05"), h100);
+  REQUIRE(match.match != nullptr);
+  CHECK(match.match->name == "h100");
+  // Below h100's floor: no match; h100 misses only the driver, a100 the architecture.
+  match = project::match_target(file->targets, Version::parse("545.23.06"), h100);
+  CHECK(match.match == nullptr);
+  REQUIRE(match.closest != nullptr);
+  CHECK(match.closest->name == "h100");
+  CHECK(match.why == "driver 545.23.06 is below its floor 550.54.15");
+  CHECK(project::match_target(file->targets, std::nullopt, {}).closest == nullptr);
+}
+
+TEST_CASE("the check names each changed field, and receipts go stale with the locked set") {
+  const auto stored = sample_lock();
+  auto fresh = sample_lock();
+  CHECK(lock::differences(stored, fresh).empty());
+  CHECK(lock::stale_receipts(stored, lock::set_digest(fresh)).size() == 1);  // 'd…' is no digest
+  fresh.toolkit.components[0].sha256 = std::string(64, 'e');
+  fresh.frameworks.erase("torch");
+  const auto found = lock::differences(stored, fresh);
+  REQUIRE(found.size() == 2);
+  CHECK(has(found[0], "toolkit.components.cuda_nvcc.sha256: the lock has \"bbbb"));
+  CHECK(found[1] == "frameworks.torch: in the lock, no longer wanted");
+  auto kept = fresh;
+  kept.targets["a100"].verified.clear();
+  auto recorded = stored;
+  recorded.targets["a100"].verified[0].locked_set = lock::set_digest(fresh);
+  lock::keep_valid_receipts(recorded, kept);
+  CHECK(kept.targets["a100"].verified.size() == 1);
+  CHECK(lock::stale_receipts(recorded, lock::set_digest(fresh)).empty());
 }
