@@ -50,9 +50,23 @@ std::string describe(const project::DeclaredTarget& target) {
          text::join(archs, ", ") + ")";
 }
 
+// The resolver words a pin change as its flag ("--cuda 11.8 would fit"); here the pins live in
+// .cudaenv ("cuda = \"11.8\" in .cudaenv would fit").
+std::string as_pin(const std::string& suggestion) {
+  if (!text::starts_with(suggestion, "--")) return suggestion;
+  const auto name_end = suggestion.find(' ');
+  if (name_end == std::string::npos) return suggestion;
+  const auto spec_end = suggestion.find(' ', name_end + 1);
+  const auto spec = suggestion.substr(name_end + 1, spec_end - name_end - 1);
+  return suggestion.substr(2, name_end - 2) + " = \"" + spec + "\" in .cudaenv" +
+         (spec_end == std::string::npos ? "" : suggestion.substr(spec_end));
+}
+
 Error no_fit(const std::string& what, const resolve::Resolution& resolution) {
-  auto hint = resolution.suggestions.empty() ? std::string("relax a pin in .cudaenv")
-                                             : text::join(resolution.suggestions, "; or ");
+  std::vector<std::string> changes;
+  for (const auto& suggestion : resolution.suggestions) changes.push_back(as_pin(suggestion));
+  auto hint =
+      changes.empty() ? std::string("relax a pin in .cudaenv") : text::join(changes, "; or ");
   return make_error(ErrorKind::no_compatible_set, "no compatible set for " + what,
                     hint + " (then run cudaenv lock again)");
 }
