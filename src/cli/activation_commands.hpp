@@ -21,6 +21,7 @@ Status run_current(const CurrentOptions& options, Context& context);
 
 struct EnvOptions {
   std::string shell = "bash";  // bash, zsh, fish or json
+  std::string target;          // --target NAME: a declared target's build settings instead
 };
 Status run_env(const EnvOptions& options, Context& context);
 

@@ -2,6 +2,7 @@
 
 #include "cli/activation_commands.hpp"
 #include "cli/cmd_db.hpp"
+#include "cli/cmd_lock.hpp"
 #include "cli/commands.hpp"
 #include "cli/completion.hpp"
 #include "cli/help.hpp"
@@ -26,6 +27,8 @@ int run_app(int argc, const char* const* argv, Context& context) {
     add_verify_command(app, context, outcome);
     add_scan_command(app, context, outcome);
     add_why_command(app, context, outcome);
+    add_lock_command(app, context, outcome);
+    add_sync_command(app, context, outcome);
     // Last: help, completion and the man page read the table the commands above filled.
     add_help_command(app, context, outcome);
     add_completion_commands(app, context, outcome);

@@ -11,6 +11,9 @@
 #include "core/paths.hpp"
 #include "core/process.hpp"
 #include "core/text.hpp"
+#include "lock/target_env.hpp"
+#include "probe/driver.hpp"
+#include "project/project_file.hpp"
 
 namespace cudaenv::cli {
 
@@ -48,6 +51,37 @@ json selection_json(const activate::Activated& activated) {
   return out;
 }
 
+// A note when the project declares targets and this machine belongs to none: its GPUs when they
+// can be read (the full program), else its driver against every target's floor (the front reads
+// the driver version from /proc without loading a library).
+void note_target_mismatch_here(const project::Selection& selection, Context& context) {
+  if (selection.source != project::SelectionSource::project_file) return;
+  auto pins = project::read_project_file(selection.file);
+  if (!pins || pins->targets.empty()) return;
+  const auto reading = probe::probe_driver(context.sysroot, context.loader);
+  const auto driver = reading.driver ? Version::parse(reading.driver->version) : std::nullopt;
+  if (!driver) return;
+  std::vector<Version> gpus;
+  for (const auto& gpu : reading.gpus) gpus.push_back(gpu.compute_capability);
+  const auto file = text::printable(selection.file.string(), text::message_limit);
+  if (!gpus.empty()) {
+    const auto match = project::match_target(pins->targets, driver, gpus);
+    if (match.match == nullptr && match.closest != nullptr)
+      context.err << "cudaenv: note: this machine matches none of the targets " << file
+                  << " declares; the closest is " << match.closest->name << ": " << match.why
+                  << '\n';
+    return;
+  }
+  const project::DeclaredTarget* lowest = nullptr;
+  for (const auto& target : pins->targets) {
+    if (!(*driver < target.driver)) return;  // some target's floor is met
+    if (lowest == nullptr || target.driver < lowest->driver) lowest = &target;
+  }
+  context.err << "cudaenv: note: this machine's driver " << driver->str()
+              << " is below the floor of every target " << file << " declares; the closest is "
+              << lowest->name << " (driver >= " << lowest->driver.str() << ")\n";
+}
+
 }  // namespace
 
 Status run_current(const CurrentOptions& options, Context& context) {
@@ -67,8 +101,39 @@ Status run_current(const CurrentOptions& options, Context& context) {
               << text::printable(project::describe_source(activated->selection),
                                  text::message_limit)
               << ")\n";
+  note_target_mismatch_here(activated->selection, context);
   return Ok{};
 }
+
+namespace {
+
+// `env --target NAME`: the target's build settings, as shell code or JSON.
+Status print_target_env(const EnvOptions& options, std::optional<activate::Shell> shell,
+                        Context& context) {
+  const auto file = project::find_project_file(here(context));
+  if (!file)
+    return make_error(
+        ErrorKind::usage, "--target: no .cudaenv here or above declares targets",
+        "declare one: [targets.a100] with driver = \"535.104.05\" and arch = [\"8.0\"]");
+  auto settings = lock::target_settings(*file, options.target);
+  if (!settings) return settings.error();
+  if (shell) {
+    activate::Changes variables;
+    for (const auto& [name, value] : settings->variables) variables[name] = value;
+    context.out << activate::render_changes(*shell, variables);
+    return Ok{};
+  }
+  json out{{"target", settings->name},
+           {"driver", settings->driver},
+           {"mode", settings->mode.empty() ? json(nullptr) : json(settings->mode)},
+           {"source", settings->source}};
+  out["variables"] = json::object();
+  for (const auto& [name, value] : settings->variables) out["variables"][name] = value;
+  context.out << out.dump(2, ' ', true, json::error_handler_t::replace) << '\n';
+  return Ok{};
+}
+
+}  // namespace
 
 Status run_env(const EnvOptions& options, Context& context) {
   std::optional<activate::Shell> shell;
@@ -77,6 +142,7 @@ Status run_env(const EnvOptions& options, Context& context) {
     if (!parsed) return parsed.error();
     shell = *parsed;
   }
+  if (!options.target.empty()) return print_target_env(options, shell, context);
   auto activated = activate::activate_here(context.env, here(context));
   if (!activated) return activated.error();
   activate::Changes variables;
@@ -168,6 +234,8 @@ void add_activation_commands(CLI::App& app, Context& context, Outcome& outcome) 
   auto env = std::make_shared<EnvOptions>();
   command = app.add_subcommand("env", "The environment for this directory, as shell code or JSON");
   command->add_option("--shell", env->shell, "bash, zsh, fish or json")->capture_default_str();
+  command->add_option("--target", env->target,
+                      "A target .cudaenv declares: its build settings (CI without its GPUs)");
   command->callback([env, &context, &outcome] { outcome.status = run_env(*env, context); });
 
   auto exec = std::make_shared<ExecOptions>();

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "cli/cmd_lock.hpp"
 #include "cli/commands.hpp"
 #include "cli/terminal.hpp"
 #include "cli/verify_json.hpp"
@@ -197,15 +198,18 @@ Status run_verify(const VerifyOptions& options, Context& context, Outcome& outco
       *request,
       {facts, *db, context.env, context.sysroot, context.runner, verify::cache_root(data_root)});
   if (!verification) return verification.error();
+  const auto report = verification_to_json(*verification)
+                          .dump(2, ' ', true, nlohmann::json::error_handler_t::replace);
   if (options.json) {
-    context.out << verification_to_json(*verification)
-                       .dump(2, ' ', true, nlohmann::json::error_handler_t::replace)
-                << '\n';
+    context.out << report << '\n';
   } else {
     VerifyPrinter(context.out, context.colour).print(*verification);
   }
+  note_target_mismatch(facts, context);
   outcome.exit_code = verification->ok() ? 0 : static_cast<int>(ErrorKind::verification_failed);
-  return Ok{};
+  if (!options.record || !verification->ok()) return Ok{};
+  const auto& version = verification->toolkit.facts.version;
+  return record_receipt(facts, version ? version->str() : "", lock::sha256_text(report), context);
 }
 
 void add_verify_command(CLI::App& app, Context& context, Outcome& outcome) {
@@ -215,6 +219,8 @@ void add_verify_command(CLI::App& app, Context& context, Outcome& outcome) {
   command->add_option("SPEC", options->spec,
                       "CUDA version spec (default: the active toolkit, else the system's)");
   command->add_flag("--json", options->json, "Print the report as JSON");
+  command->add_flag("--record", options->record,
+                    "When it passes, store a receipt under this machine's target in .cudaenv.lock");
   command->add_option("--cudnn", options->cudnn,
                       "Also load this cuDNN (a directory with lib/ or lib64/, or the library)");
   command->add_flag("--torch", options->torch, "Also check PyTorch in the active Python");

@@ -128,6 +128,7 @@ struct VerifyOptions {
   bool no_ptx = false;
   bool torch = false, tensorflow = false, jax = false;
   bool json = false;
+  bool record = false;  // --record: a receipt in .cudaenv.lock when it passes
 };
 // Exit code 0 when the toolkit is proven, 7 with the cause when not (in outcome); errors for bad
 // flags (2) and a SPEC that is not installed (3).

@@ -1,0 +1,148 @@
+// `cudaenv lock [--check]`: the one set that runs on every target .cudaenv declares, written to
+// .cudaenv.lock beside it, or compared with it.
+
+#include "cli/cmd_lock.hpp"
+
+#include <algorithm>
+
+#include "cli/commands.hpp"
+#include "core/paths.hpp"
+#include "core/text.hpp"
+#include "lock/lock_compare.hpp"
+#include "lock/lock_resolve.hpp"
+#include "manifest/load.hpp"
+#include "probe/driver.hpp"
+
+#ifndef CUDAENV_VERSION_STRING
+#define CUDAENV_VERSION_STRING "unknown"
+#endif
+
+namespace cudaenv::cli {
+
+namespace {
+
+const char* const declare_hint =
+    "declare the machines it is for in .cudaenv: [targets.a100] with driver = \"535.104.05\" "
+    "and arch = [\"8.0\"]";
+
+// No [targets]: the one implicit target is this machine, as probe sees it.
+Result<std::vector<project::DeclaredTarget>> targets_for(const LockProject& project,
+                                                         Context& context) {
+  if (!project.pins.targets.empty()) return project.pins.targets;
+  const auto reading = probe::probe_driver(context.sysroot, context.loader);
+  const auto driver = reading.driver ? Version::parse(reading.driver->version) : std::nullopt;
+  if (!driver || reading.gpus.empty())
+    return make_error(ErrorKind::usage,
+                      text::printable(project.file.string(), text::message_limit) +
+                          " declares no [targets] and this machine has no NVIDIA GPU to lock for",
+                      declare_hint);
+  project::DeclaredTarget here{"this-machine", *driver, {}, 0};
+  for (const auto& gpu : reading.gpus) {
+    if (std::find(here.archs.begin(), here.archs.end(), gpu.compute_capability) == here.archs.end())
+      here.archs.push_back(gpu.compute_capability);
+  }
+  std::sort(here.archs.begin(), here.archs.end());
+  return std::vector<project::DeclaredTarget>{here};
+}
+
+Result<lock::LockFile> fresh_lock(const LockProject& project, const DownloadSetup& setup,
+                                  Context& context) {
+  auto targets = targets_for(project, context);
+  if (!targets) return targets.error();
+  auto database = manifest::load_selected_database(paths::data_root(context.env));
+  if (!database) return database.error();
+  const auto source = setup.source();
+  auto lock = lock::build_lock({project.pins, *targets, *database, source,
+                                std::string("cudaenv ") + CUDAENV_VERSION_STRING});
+  if (!lock) return setup.explain(lock.error());
+  return lock;
+}
+
+std::string summary(const lock::LockFile& lock) {
+  std::string text = "CUDA " + lock.toolkit.version + " (" +
+                     std::to_string(lock.toolkit.components.size()) + " archives)";
+  if (lock.cudnn) text += ", cuDNN " + lock.cudnn->version;
+  for (const auto& [name, framework] : lock.frameworks)
+    text += ", " + name + " " + text::printable(framework.version);
+  std::vector<std::string> targets;
+  for (const auto& [name, target] : lock.targets)
+    targets.push_back(text::printable(name) + " (" + target.mode + ")");
+  return text + " for " + text::join(targets, ", ");
+}
+
+Status check_lock(const LockProject& project, const DownloadSetup& setup, Context& context) {
+  const auto path = project.lock_path();
+  auto stored = lock::read_lock_file(path);
+  if (!stored) return make_error(ErrorKind::failure, stored.error().message, stored.error().hint);
+  auto fresh = fresh_lock(project, setup, context);
+  if (!fresh) return fresh.error();
+  auto found = lock::differences(*stored, *fresh);
+  for (auto& line : lock::stale_receipts(*stored, lock::set_digest(*fresh)))
+    found.push_back(std::move(line));
+  const auto shown_path = text::printable(path.string(), text::message_limit);
+  if (found.empty()) {
+    context.out << shown_path << " is current: " << summary(*stored) << '\n';
+    return Ok{};
+  }
+  for (const auto& line : found) context.out << "  " << line << '\n';
+  return make_error(ErrorKind::failure,
+                    "the lock is stale: " + shown_path +
+                        " differs from .cudaenv, the database or "
+                        "the mirror in " +
+                        std::to_string(found.size()) + " place" + (found.size() == 1 ? "" : "s") +
+                        " (listed above)",
+                    "run cudaenv lock, and commit .cudaenv.lock");
+}
+
+}  // namespace
+
+Result<LockProject> find_lock_project(Context& context) {
+  const auto here = paths::working_directory(context.env);
+  const auto file = project::find_project_file(here);
+  if (!file)
+    return make_error(ErrorKind::usage,
+                      "no .cudaenv in " + text::printable(here.string(), text::message_limit) +
+                          " or above: nothing to lock",
+                      "pin a version first (cudaenv use 12.4), then " + std::string(declare_hint));
+  auto pins = project::read_project_file(*file);
+  if (!pins) return pins.error();
+  for (const auto& warning : pins->warnings)
+    context.err << "cudaenv: warning: " << warning.message << '\n';
+  return LockProject{*file, std::move(*pins)};
+}
+
+Result<lock::LockFile> write_project_lock(const LockProject& project, const DownloadSetup& setup,
+                                          Context& context) {
+  auto fresh = fresh_lock(project, setup, context);
+  if (!fresh) return fresh.error();
+  const auto path = project.lock_path();
+  if (auto old = lock::read_lock_file(path)) lock::keep_valid_receipts(*old, *fresh);
+  if (auto written = lock::write_lock_file(path, *fresh); !written) return written.error();
+  context.out << "wrote " << text::printable(path.string(), text::message_limit) << ": "
+              << summary(*fresh) << '\n';
+  return fresh;
+}
+
+Status run_lock(const LockOptions& options, Context& context) {
+  auto project = find_lock_project(context);
+  if (!project) return project.error();
+  auto setup = download_setup(options.download, context);
+  if (!setup) return setup.error();
+  if (options.check) return check_lock(*project, *setup, context);
+  auto written = write_project_lock(*project, *setup, context);
+  if (!written) return written.error();
+  return Ok{};
+}
+
+void add_lock_command(CLI::App& app, Context& context, Outcome& outcome) {
+  auto options = std::make_shared<LockOptions>();
+  auto* command = app.add_subcommand(
+      "lock", "Write .cudaenv.lock: one set for every [targets.NAME] .cudaenv declares");
+  command->add_flag("--check", options->check,
+                    "Only compare: exit 1 naming every difference when the lock is stale");
+  add_download_flags(*command, options->download);
+  command->callback(
+      [options, &context, &outcome] { outcome.status = run_lock(*options, context); });
+}
+
+}  // namespace cudaenv::cli

@@ -1,0 +1,64 @@
+#pragma once
+// `cudaenv lock [--check]` and `cudaenv sync [--frozen]`: .cudaenv.lock per declared target.
+
+#include <filesystem>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/context.hpp"
+#include "cli/download_setup.hpp"
+#include "cli/outcome.hpp"
+#include "lock/lock_file.hpp"
+#include "project/project_file.hpp"
+
+namespace cudaenv::cli {
+
+struct LockOptions {
+  bool check = false;
+  DownloadFlags download;
+};
+// Writes the lock (exit 0), or with --check compares it (exit 0 current, 1 naming every
+// difference); 4 when no set fits every target.
+Status run_lock(const LockOptions& options, Context& context);
+void add_lock_command(CLI::App& app, Context& context, Outcome& outcome);
+
+struct SyncOptions {
+  bool frozen = false;
+  DownloadFlags download;
+};
+// Installs exactly what the lock names, each archive checked against the lock's sha256 (exit 6
+// when one differs); --frozen fails (exit 1) when the lock is missing or stale.
+Status run_sync(const SyncOptions& options, Context& context);
+void add_sync_command(CLI::App& app, Context& context, Outcome& outcome);
+
+// The nearest .cudaenv and what it says; a usage error when there is none.
+struct LockProject {
+  std::filesystem::path file;
+  project::ProjectFile pins;
+  std::filesystem::path lock_path() const { return lock::lock_path_for(file); }
+};
+Result<LockProject> find_lock_project(Context& context);
+
+// Resolves and writes the lock for `project`, keeping the receipts that still hold; prints what
+// it wrote.
+Result<lock::LockFile> write_project_lock(const LockProject& project, const DownloadSetup& setup,
+                                          Context& context);
+
+}  // namespace cudaenv::cli
+
+namespace cudaenv::probe {
+struct MachineFacts;
+}
+
+namespace cudaenv::cli {
+
+// For `verify`: a note on stderr when the nearest .cudaenv declares targets and this machine
+// matches none of them, naming the closest and what it misses. Silent otherwise.
+void note_target_mismatch(const probe::MachineFacts& facts, Context& context);
+
+// `verify --record`: after a passing verification of `toolkit`, a receipt under the target this
+// machine matches in the lock (date, GPU, arch, driver, toolkit, `report_sha256`), written back.
+Status record_receipt(const probe::MachineFacts& facts, const std::string& toolkit,
+                      const std::string& report_sha256, Context& context);
+
+}  // namespace cudaenv::cli

@@ -1,0 +1,118 @@
+// `cudaenv sync [--frozen]`: installs exactly what .cudaenv.lock names. Every archive is checked
+// against the sha256 in the lock, not the mirror's manifest, so a mirror that replaced a file
+// (and its manifest with it) fails with exit 6 and installs nothing of that prefix.
+
+#include "cli/cmd_lock.hpp"
+#include "cli/commands.hpp"
+#include "cli/progress.hpp"
+#include "core/text.hpp"
+#include "lock/lock_compare.hpp"
+#include "lock/lock_resolve.hpp"
+
+namespace cudaenv::cli {
+
+namespace {
+
+std::vector<install::SelectedArchive> selected(const std::vector<lock::LockedArchive>& archives) {
+  std::vector<install::SelectedArchive> out;
+  for (const auto& a : archives)
+    out.push_back({a.name, a.version, manifest::RedistFile{a.relative_path, a.sha256, a.size}});
+  return out;
+}
+
+// The installer's plans for the lock: the mirror's layout, the lock's digests.
+std::vector<install::InstallPlan> plans_for(const lock::LockFile& lock,
+                                            const DownloadSetup& setup) {
+  std::vector<install::InstallPlan> plans;
+  plans.push_back({"cuda", lock.toolkit.version, lock::lock_platform, "", setup.mirror,
+                   setup.store.toolkits() / lock.toolkit.version,
+                   selected(lock.toolkit.components)});
+  if (lock.cudnn) {
+    const auto& cudnn = *lock.cudnn;
+    plans.push_back({"cudnn", cudnn.version, lock::lock_platform, cudnn.cuda_variant, setup.mirror,
+                     setup.store.cudnn() / (cudnn.version + "-" + cudnn.cuda_variant),
+                     selected(cudnn.components)});
+  }
+  return plans;
+}
+
+// The lock to install from: the one on disk when it says what .cudaenv asks; else, unless
+// --frozen, a new one.
+Result<lock::LockFile> lock_to_sync(const LockProject& project, const SyncOptions& options,
+                                    const DownloadSetup& setup, Context& context) {
+  const auto path = project.lock_path();
+  const auto shown = text::printable(path.string(), text::message_limit);
+  auto stored = lock::read_lock_file(path);
+  if (!stored && stored.error().kind != ErrorKind::not_found) return stored.error();
+  if (!stored && options.frozen)
+    return make_error(ErrorKind::failure, "--frozen: " + shown + " does not exist",
+                      "run cudaenv lock, and commit .cudaenv.lock");
+  if (!stored) return write_project_lock(project, setup, context);
+  const auto found =
+      lock::project_differences(*stored, lock::request_of(project.pins), project.pins.targets);
+  if (found.empty()) return stored;
+  for (const auto& line : found) context.out << "  " << line << '\n';
+  if (options.frozen)
+    return make_error(ErrorKind::failure,
+                      "--frozen: the lock is stale: " + shown +
+                          " no longer says what .cudaenv "
+                          "asks (listed above); nothing was installed",
+                      "run cudaenv lock, and commit .cudaenv.lock");
+  return write_project_lock(project, setup, context);
+}
+
+Status install_plan(const install::InstallPlan& plan, const DownloadSetup& setup,
+                    Context& context) {
+  ProgressView progress(context, plan);
+  auto outcome = install::run_install(plan, setup.store, setup.settings, progress);
+  progress.finish();
+  if (!outcome) return setup.explain(outcome.error());
+  const auto* what = plan.product == "cuda" ? "CUDA" : "cuDNN";
+  if (*outcome == install::InstallOutcome::already_installed) {
+    context.out << what << " " << plan.version << " is already installed in "
+                << text::printable(plan.target.string(), text::message_limit) << '\n';
+  } else {
+    context.out << "installed " << what << " " << plan.version << " (" << plan.archives.size()
+                << " archives, each matching the lock) in "
+                << text::printable(plan.target.string(), text::message_limit) << '\n';
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+Status run_sync(const SyncOptions& options, Context& context) {
+  auto project = find_lock_project(context);
+  if (!project) return project.error();
+  auto setup = download_setup(options.download, context);
+  if (!setup) return setup.error();
+  auto lock = lock_to_sync(*project, options, *setup, context);
+  if (!lock) return lock.error();
+  const auto plans = plans_for(*lock, *setup);
+  for (const auto& plan : plans) {
+    if (auto writable = install::prepare_store(setup->store, plan.product); !writable)
+      return writable.error();
+  }
+  for (const auto& plan : plans) {
+    if (auto done = install_plan(plan, *setup, context); !done) return done.error();
+    if (plan.product == "cuda") refresh_shims(context);
+  }
+  for (const auto& [name, framework] : lock->frameworks)
+    context.out << name << " " << text::printable(framework.version)
+                << " (install it in your Python environment): "
+                << text::printable(framework.pip, text::message_limit) << '\n';
+  return Ok{};
+}
+
+void add_sync_command(CLI::App& app, Context& context, Outcome& outcome) {
+  auto options = std::make_shared<SyncOptions>();
+  auto* command = app.add_subcommand(
+      "sync", "Install exactly what .cudaenv.lock names, each archive checked against the lock");
+  command->add_flag("--frozen", options->frozen,
+                    "Never rewrite the lock: fail when it is missing or stale");
+  add_download_flags(*command, options->download);
+  command->callback(
+      [options, &context, &outcome] { outcome.status = run_sync(*options, context); });
+}
+
+}  // namespace cudaenv::cli

@@ -1,0 +1,221 @@
+#include "lock/lock_resolve.hpp"
+
+#include <algorithm>
+
+#include "core/text.hpp"
+#include "install/components.hpp"
+#include "install/remote.hpp"
+#include "project/targets.hpp"
+#include "resolve/resolver.hpp"
+
+namespace cudaenv::lock {
+
+namespace {
+
+// The GCC that Ubuntu 24.04 (the newest LTS) installs as c++: a toolkit that accepts only an
+// older one gets CUDAHOSTCXX in the lock.
+constexpr int default_gcc_major = 13;
+
+resolve::Request request_for(const project::ProjectFile& project) {
+  resolve::Request request;
+  request.cuda = project.cuda;
+  request.cudnn = project.cudnn;
+  const std::pair<const char*, std::optional<VersionSpec> resolve::Request::*> pins[] = {
+      {"torch", &resolve::Request::torch},
+      {"tensorflow", &resolve::Request::tensorflow},
+      {"jax", &resolve::Request::jax}};
+  for (const auto& [name, field] : pins) {
+    if (const auto it = project.frameworks.find(name); it != project.frameworks.end())
+      request.*field = it->second;
+  }
+  return request;
+}
+
+resolve::Target machine_for(const std::vector<const project::DeclaredTarget*>& targets) {
+  resolve::Target machine;
+  for (const auto* target : targets) {
+    if (!machine.driver || target->driver < *machine.driver) machine.driver = target->driver;
+    for (const auto& arch : target->archs) {
+      if (std::find(machine.gpus.begin(), machine.gpus.end(), arch) == machine.gpus.end())
+        machine.gpus.push_back(arch);
+    }
+  }
+  return machine;
+}
+
+std::string describe(const project::DeclaredTarget& target) {
+  std::vector<std::string> archs;
+  for (const auto& arch : target.archs) archs.push_back(arch.str());
+  return "target \"" + target.name + "\" (driver " + target.driver.str() + ", arch " +
+         text::join(archs, ", ") + ")";
+}
+
+// The resolver words a pin change as its flag ("--cuda 11.8 would fit"); here the pins live in
+// .cudaenv ("cuda = \"11.8\" in .cudaenv would fit").
+std::string as_pin(const std::string& suggestion) {
+  if (!text::starts_with(suggestion, "--")) return suggestion;
+  const auto name_end = suggestion.find(' ');
+  if (name_end == std::string::npos) return suggestion;
+  const auto spec_end = suggestion.find(' ', name_end + 1);
+  const auto spec = suggestion.substr(name_end + 1, spec_end - name_end - 1);
+  return suggestion.substr(2, name_end - 2) + " = \"" + spec + "\" in .cudaenv" +
+         (spec_end == std::string::npos ? "" : suggestion.substr(spec_end));
+}
+
+Error no_fit(const std::string& what, const resolve::Resolution& resolution) {
+  std::vector<std::string> changes;
+  for (const auto& suggestion : resolution.suggestions) changes.push_back(as_pin(suggestion));
+  auto hint =
+      changes.empty() ? std::string("relax a pin in .cudaenv") : text::join(changes, "; or ");
+  return make_error(ErrorKind::no_compatible_set, "no compatible set for " + what,
+                    hint + " (then run cudaenv lock again)");
+}
+
+// Which target breaks the fit: the first that no set runs on alone, else the first whose
+// addition to those before it leaves nothing.
+Error breaking_target(const manifest::Database& db, const std::vector<project::DeclaredTarget>& all,
+                      const resolve::Request& request) {
+  for (const auto& target : all) {
+    auto alone = resolve::resolve(db, machine_for({&target}), request);
+    if (!alone.ok()) return no_fit(describe(target), alone);
+  }
+  std::vector<const project::DeclaredTarget*> so_far;
+  for (const auto& target : all) {
+    so_far.push_back(&target);
+    auto together = resolve::resolve(db, machine_for(so_far), request);
+    if (together.ok()) continue;
+    std::vector<std::string> names;
+    for (const auto* before : so_far) names.push_back(before->name);
+    return no_fit(
+        describe(target) + " together with " + text::join({names.begin(), names.end() - 1}, ", "),
+        together);
+  }
+  return make_error(ErrorKind::no_compatible_set, "no compatible set for the declared targets");
+}
+
+std::vector<LockedArchive> locked(const std::vector<install::SelectedArchive>& archives) {
+  std::vector<LockedArchive> out;
+  for (const auto& a : archives)
+    out.push_back({a.component, a.version, a.file.relative_path, a.file.sha256, a.file.size});
+  return out;
+}
+
+// The first solution (best first) whose toolkit release the mirror offers.
+Result<const resolve::Solution*> offered_solution(const resolve::Resolution& resolution,
+                                                  const install::ReleaseSource& source) {
+  auto offered = install::list_remote_versions(source.mirror, "cuda", source.fetch);
+  if (!offered) return &resolution.best();  // no index: the best release is fetched by name
+  for (const auto& solution : resolution.solutions) {
+    if (std::find(offered->begin(), offered->end(), solution.cuda->version) != offered->end())
+      return &solution;
+  }
+  return make_error(ErrorKind::not_found,
+                    "the mirror " + source.mirror + " offers no CUDA release that fits (best: " +
+                        resolution.best().cuda->version.str() + ")",
+                    "add it to the mirror (cudaenv mirror create DIR --cuda " +
+                        resolution.best().cuda->version.str() + "), or use another --mirror");
+}
+
+Status lock_archives(const resolve::Solution& solution, const install::ReleaseSource& source,
+                     LockFile& lock) {
+  const auto& version = solution.cuda->version;
+  auto manifest =
+      install::fetch_manifest(source.mirror, "cuda", version, source.store, source.fetch);
+  if (!manifest) return manifest.error();
+  auto archives = install::select_cuda_components(*manifest, "full", lock_platform);
+  if (!archives) return archives.error();
+  lock.toolkit = {version.str(), locked(*archives)};
+  if (solution.cudnn == nullptr) return Ok{};
+  auto cudnn =
+      install::plan_cudnn(solution.cudnn->version.str(), version.major(), source, lock_platform);
+  if (!cudnn && cudnn.error().kind == ErrorKind::not_found) {
+    // The mirror lacks that patch release: the newest of the same series it has.
+    cudnn = install::plan_cudnn(solution.cudnn->version.major_minor().str(), version.major(),
+                                source, lock_platform);
+  }
+  if (!cudnn) return cudnn.error();
+  lock.cudnn = LockedCudnn{cudnn->version, cudnn->variant, locked(cudnn->archives)};
+  return Ok{};
+}
+
+LockedFramework locked_framework(const resolve::FrameworkChoice& choice) {
+  LockedFramework out;
+  const auto& args = choice.pip_args;
+  if (!args.empty()) {
+    const auto equals = args.front().find("==");
+    out.version = equals == std::string::npos ? choice.version : args.front().substr(equals + 2);
+  }
+  if (!choice.variant.empty() && choice.name == "torch") out.version += "+" + choice.variant;
+  out.index_url = "https://pypi.org/simple";  // pip's default, unless the line names another
+  for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == "--index-url") out.index_url = args[i + 1];
+  }
+  out.pip = choice.install;
+  return out;
+}
+
+LockedTarget locked_target(const manifest::Database& db, const resolve::Solution& solution,
+                           const project::DeclaredTarget& target) {
+  LockedTarget out;
+  out.driver = target.driver.str();
+  const auto check = resolve::check_driver(db, *solution.cuda, target.driver);
+  out.mode = check.mode == resolve::DriverMode::minor_compat ? "minor-compat" : "full";
+  std::vector<std::string> digits;
+  for (const auto& arch : target.archs) {
+    out.archs.push_back(arch.str());
+    digits.push_back(project::arch_digits(arch));
+  }
+  out.torch_cuda_arch_list = text::join(out.archs, ";");
+  out.cmake_cuda_architectures = text::join(digits, ";");
+  const auto* limit = db.host_compiler(solution.cuda->version);
+  if (limit != nullptr && limit->gcc_max > 0 && limit->gcc_max < default_gcc_major)
+    out.cudahostcxx = "g++-" + std::to_string(limit->gcc_max);
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> request_of(const project::ProjectFile& project) {
+  std::map<std::string, std::string> out;
+  if (project.cuda) out["cuda"] = project.cuda->str();
+  if (project.cudnn) out["cudnn"] = project.cudnn->str();
+  for (const auto& [name, spec] : project.frameworks) out[name] = spec.str();
+  return out;
+}
+
+std::string database_digest(const manifest::SelectedDatabase& database) {
+  auto files = database.files;
+  std::sort(files.begin(), files.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  std::string all;
+  for (const auto& file : files) all += file.name + '\n' + sha256_text(file.text) + '\n';
+  return sha256_text(all);
+}
+
+Result<LockFile> build_lock(const LockInputs& inputs) {
+  const auto& db = inputs.database.db;
+  const auto request = request_for(inputs.project);
+  if (const auto unknown = resolve::unknown_versions(db, request); !unknown.empty())
+    return make_error(ErrorKind::not_found, "unknown version: " + text::join(unknown, ", "),
+                      "the compatibility database (revision " + db.revision +
+                          ") does not know it; cudaenv db update fetches a newer one");
+  std::vector<const project::DeclaredTarget*> all;
+  for (const auto& target : inputs.targets) all.push_back(&target);
+  const auto resolution = resolve::resolve_without_suggestions(db, machine_for(all), request);
+  if (!resolution.ok()) return breaking_target(db, inputs.targets, request);
+  auto solution = offered_solution(resolution, inputs.source);
+  if (!solution) return solution.error();
+  LockFile lock;
+  lock.generated_by = inputs.generated_by;
+  lock.database_revision = inputs.database.origin.revision;
+  lock.database_sha256 = database_digest(inputs.database);
+  lock.request = request_of(inputs.project);
+  if (auto status = lock_archives(**solution, inputs.source, lock); !status) return status.error();
+  for (const auto& choice : (*solution)->frameworks)
+    lock.frameworks[choice.name] = locked_framework(choice);
+  for (const auto& target : inputs.targets)
+    lock.targets[target.name] = locked_target(db, **solution, target);
+  return lock;
+}
+
+}  // namespace cudaenv::lock

@@ -1,0 +1,40 @@
+#pragma once
+// `cudaenv lock`: the one set that runs on every declared target, resolved without any of their
+// GPUs present, with each archive's sha256 and size read from the mirror's manifests.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "install/plan.hpp"
+#include "lock/lock_file.hpp"
+#include "manifest/load.hpp"
+#include "project/project_file.hpp"
+
+namespace cudaenv::lock {
+
+// NVIDIA's platform name for the archives a lock pins: the machines a lock serves are x86-64.
+constexpr const char* lock_platform = "linux-x86_64";
+
+struct LockInputs {
+  const project::ProjectFile& project;
+  // The targets to lock for: the declared ones, or one standing for this machine.
+  const std::vector<project::DeclaredTarget>& targets;
+  const manifest::SelectedDatabase& database;
+  const install::ReleaseSource& source;
+  std::string generated_by;  // "cudaenv 1.2.0"
+};
+
+// The lock for these inputs. When no set runs on every target: ErrorKind::no_compatible_set
+// naming the target that breaks it and, in the hint, the smallest change. A pinned version the
+// database does not know is ErrorKind::not_found; a release the mirror lacks likewise.
+Result<LockFile> build_lock(const LockInputs& inputs);
+
+// What .cudaenv asks for, as the lock records it: {"cuda": "12.4", "cudnn": "9", "torch": "2.5"}.
+std::map<std::string, std::string> request_of(const project::ProjectFile& project);
+
+// sha256 (hex) of the database files in use, by name, so that any change to a fact shows.
+std::string database_digest(const manifest::SelectedDatabase& database);
+
+}  // namespace cudaenv::lock

@@ -1,0 +1,184 @@
+"""`cudaenv lock` and `cudaenv lock --check` for a project that declares two hardware classes, from
+a synthetic mirror served over HTTP: one set for both targets (minor-compat on the older driver),
+each archive with the mirror's sha256 and size; the check is clean, then stale after an edit of
+.cudaenv, after a database update and after the mirror replaced an archive; no fit names the
+target that breaks it."""
+
+import hashlib
+import json
+import re
+import shutil
+import tomllib
+from pathlib import Path
+
+from harness import case, check, clean_env, expect_error, finish, mirror_server, run
+from synthetic_mirror import cudnn_release, toolkit_release
+
+REPO_MANIFESTS = Path(__file__).resolve().parents[2] / "manifests"
+
+PROJECT = """# the team's pin
+cuda = "12.4"
+cudnn = "9.1"
+[frameworks]
+torch = "2.5"
+[targets.a100]
+driver = "535.104.05"   # the oldest driver on those machines
+arch = ["8.0"]
+[targets.h100]
+driver = "550.54.15"
+arch = ["9.0"]
+"""
+
+
+def setup(tmp, text=PROJECT):
+    toolkit_release(tmp / "mirror", "12.4.1", "12.4.131")
+    toolkit_release(tmp / "mirror", "12.6.3", "12.6.85")
+    cudnn_release(tmp / "mirror", "9.1.0", "9.1.0.70")
+    project = tmp / "repo"
+    project.mkdir()
+    (project / ".cudaenv").write_text(text)
+    (tmp / "sysroot").mkdir()
+    return project
+
+
+def env_for(tmp, url, root="root"):
+    return clean_env(tmp, CUDAENV_ROOT=tmp / root, CUDAENV_SYSROOT=tmp / "sysroot", CUDAENV_MIRROR=url,
+                     PWD=tmp / "repo", CUDAENV_HTTP_BACKOFF_MS=20, CUDAENV_HTTP_ATTEMPTS=2)
+
+
+def cudaenv(args, env, cwd, expect=None):
+    import subprocess
+    from harness import BINARY
+    proc = subprocess.run([BINARY, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
+    if expect is not None:
+        check(proc.returncode == expect,
+              f"cudaenv {' '.join(args)}: exit {proc.returncode}, expected {expect}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def mirror_manifest(tmp, product, version):
+    return json.loads((tmp / "mirror" / product / "redist" / f"redistrib_{version}.json").read_text())
+
+
+def publish_database(mirror, revision):
+    """The repository's database as `revision`, with its index, as `cudaenv db update` reads it."""
+    db = mirror / "cudaenv" / "db"
+    files = []
+    for path in sorted(REPO_MANIFESTS.glob("*.toml")):
+        data = re.sub(r'^revision = "[^"]+"', f'revision = "{revision}"', path.read_text(), flags=re.M).encode()
+        files.append({"name": path.name, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()})
+        (db / revision).mkdir(parents=True, exist_ok=True)
+        (db / revision / path.name).write_bytes(data)
+    date = re.match(r"\d{4}-\d{2}-\d{2}", revision).group(0)
+    (db / "index.json").write_text(json.dumps({"format": 1, "revision": revision, "date": date, "files": files}))
+
+
+@case
+def one_set_for_two_targets_with_the_mirrors_digests_then_the_check_is_clean(tmp):
+    project = setup(tmp)
+    with mirror_server(tmp / "mirror") as (url, _):
+        env = env_for(tmp, url)
+        proc = cudaenv(["lock"], env, project, expect=0)
+        check(f"wrote {project}/.cudaenv.lock: CUDA 12.4.1" in proc.stdout, proc.stdout)
+        lock = tomllib.loads((project / ".cudaenv.lock").read_text())
+        check(lock["lock_version"] == 1 and lock["generated_by"].startswith("cudaenv "), str(lock))
+        check(len(lock["database"]["sha256"]) == 64 and lock["database"]["revision"], str(lock["database"]))
+        check(lock["toolkit"]["version"] == "12.4.1", str(lock["toolkit"]))
+        manifest = mirror_manifest(tmp, "cuda", "12.4.1")
+        locked = {c["name"]: c for c in lock["toolkit"]["components"]}
+        check(sorted(locked) == ["cuda_cccl", "cuda_cudart", "cuda_nvcc"], f"the toolkit's archives: {sorted(locked)}")
+        for name, component in locked.items():
+            entry = manifest[name]["linux-x86_64"]
+            check(component["sha256"] == entry["sha256"] and component["size"] == int(entry["size"])
+                  and component["relative_path"] == entry["relative_path"] and component["version"] == "12.4.131",
+                  f"{name} as the mirror lists it: {component}")
+        check(lock["cudnn"]["version"] == "9.1.0" and lock["cudnn"]["cuda_variant"] == "cuda12", str(lock["cudnn"]))
+        check(lock["cudnn"]["components"][0]["sha256"] ==
+              mirror_manifest(tmp, "cudnn", "9.1.0")["cudnn"]["linux-x86_64"]["cuda12"]["sha256"], str(lock["cudnn"]))
+        torch = lock["frameworks"]["torch"]
+        check(torch["version"].startswith("2.5") and torch["version"].endswith("+cu124"), str(torch))
+        # cu124 is the build PyPI serves for torch 2.5: pip's default index.
+        check(torch["index_url"] == "https://pypi.org/simple" and torch["pip"] == 'pip install "torch==2.5.*"', str(torch))
+        a100, h100 = lock["targets"]["a100"], lock["targets"]["h100"]
+        check(a100["mode"] == "minor-compat" and a100["driver"] == "535.104.05", f"a100 runs 12.4 by minor compat: {a100}")
+        check(h100["mode"] == "full", f"h100's driver is 12.4.1's floor: {h100}")
+        check(a100["TORCH_CUDA_ARCH_LIST"] == "8.0" and a100["CMAKE_CUDA_ARCHITECTURES"] == "80", str(a100))
+        check(h100["TORCH_CUDA_ARCH_LIST"] == "9.0" and h100["CMAKE_CUDA_ARCHITECTURES"] == "90", str(h100))
+        check(cudaenv(["lock", "--check"], env, project / ".").returncode == 0, "the fresh lock is current")
+        first = (project / ".cudaenv.lock").read_text()
+        cudaenv(["lock"], env, project, expect=0)
+        check((project / ".cudaenv.lock").read_text() == first, "locking again writes the same file")
+
+
+@case
+def the_check_names_every_difference_after_an_edit_of_the_project_file(tmp):
+    project = setup(tmp)
+    with mirror_server(tmp / "mirror") as (url, _):
+        env = env_for(tmp, url)
+        cudaenv(["lock"], env, project, expect=0)
+        before = (project / ".cudaenv.lock").read_text()
+        (project / ".cudaenv").write_text(PROJECT.replace('arch = ["9.0"]', 'arch = ["8.0", "9.0"]')
+                                          .replace('cudnn = "9.1"', 'cudnn = "9.1.0"'))
+        proc = cudaenv(["lock", "--check"], env, project)
+        expect_error(proc, 1, "the lock is stale", ".cudaenv.lock", "4 places")
+        check('request.cudnn: the lock has "9.1", now "9.1.0"' in proc.stdout, proc.stdout)
+        check('targets.h100.arch: the lock has "9.0", now "8.0, 9.0"' in proc.stdout, proc.stdout)
+        check("hint: run cudaenv lock" in proc.stderr, proc.stderr)
+        check((project / ".cudaenv.lock").read_text() == before, "--check writes nothing")
+
+
+@case
+def the_check_is_stale_after_a_database_update_and_after_the_mirror_replaced_an_archive(tmp):
+    project = setup(tmp)
+    with mirror_server(tmp / "mirror") as (url, _):
+        env = env_for(tmp, url)
+        cudaenv(["lock"], env, project, expect=0)
+        old = tomllib.loads((project / ".cudaenv.lock").read_text())["database"]["revision"]
+        # The mirror replaces cuda_nvcc and rewrites its manifest to agree with the new file.
+        toolkit_release(tmp / "mirror", "12.4.1", "12.4.131", padding=64)
+        proc = cudaenv(["lock", "--check"], env, project)
+        expect_error(proc, 1, "the lock is stale")
+        check("toolkit.components.cuda_nvcc.sha256: the lock has" in proc.stdout, proc.stdout)
+    newer = f"{old}.1"
+    publish_database(tmp / "dbmirror", newer)
+    with mirror_server(tmp / "dbmirror") as (url, _):
+        run(["db", "update", "--mirror", url], env_for(tmp, url), check_exit=0)
+    with mirror_server(tmp / "mirror") as (url, _):
+        env = env_for(tmp, url)
+        cudaenv(["lock"], env, project, expect=0)
+        check(tomllib.loads((project / ".cudaenv.lock").read_text())["database"]["revision"] == newer,
+              "the lock names the database it was resolved with")
+        shutil.rmtree(tmp / "root" / "manifests")  # back to the compiled-in database
+        proc = cudaenv(["lock", "--check"], env, project)
+        expect_error(proc, 1, "the lock is stale")
+        check(f'database.revision: the lock has "{newer}", now "{old}"' in proc.stdout, proc.stdout)
+
+
+@case
+def no_set_for_every_target_exits_4_naming_the_target_and_the_change(tmp):
+    project = setup(tmp, PROJECT + '[targets.old]\ndriver = "470.57.02"\narch = ["7.0"]\n')
+    with mirror_server(tmp / "mirror") as (url, _):
+        proc = cudaenv(["lock"], env_for(tmp, url), project)
+        expect_error(proc, 4, 'no compatible set for target "old" (driver 470.57.02, arch 7.0)')
+        check("hint:" in proc.stderr and "driver" in proc.stderr.split("hint:")[1], proc.stderr)
+        check(not (project / ".cudaenv.lock").exists(), "no lock written")
+
+
+@case
+def a_bad_target_is_named_with_its_line(tmp):
+    project = setup(tmp, 'cuda = "12.4"\n[targets.a100]\ndriver = "535"\narch = ["8.0"]\n')
+    with mirror_server(tmp / "mirror") as (url, _):
+        proc = cudaenv(["lock"], env_for(tmp, url), project)
+        expect_error(proc, 2, f"{project}/.cudaenv:3: targets.a100.driver must be a quoted driver version")
+
+
+@case
+def no_targets_and_no_gpu_asks_to_declare_one(tmp):
+    project = setup(tmp, 'cuda = "12.4"\n')
+    with mirror_server(tmp / "mirror") as (url, _):
+        proc = cudaenv(["lock"], env_for(tmp, url), project)
+        expect_error(proc, 2, "declares no [targets] and this machine has no NVIDIA GPU")
+        check("hint: declare the machines it is for in .cudaenv: [targets.a100]" in proc.stderr, proc.stderr)
+
+
+finish()

@@ -1,0 +1,129 @@
+"""`cudaenv sync [--frozen]` installs exactly what .cudaenv.lock names, from a synthetic mirror
+served over HTTP: on a fresh root, idempotently; a mirror that replaced an archive and rewrote its
+manifest to match fails with exit 6 and installs nothing; --frozen refuses a missing or stale lock
+(exit 1) and never rewrites it."""
+
+import hashlib
+import json
+import subprocess
+import tomllib
+
+from harness import BINARY, case, check, clean_env, expect_error, finish, mirror_server
+from synthetic_mirror import PLATFORM, cudnn_release, nvcc_script, pack, toolkit_release
+
+PROJECT = """cuda = "12.4"
+cudnn = "9.1"
+[targets.a100]
+driver = "535.104.05"
+arch = ["8.0"]
+[targets.h100]
+driver = "550.54.15"
+arch = ["9.0"]
+"""
+
+
+def setup(tmp):
+    toolkit_release(tmp / "mirror", "12.4.1", "12.4.131")
+    cudnn_release(tmp / "mirror", "9.1.0", "9.1.0.70")
+    project = tmp / "repo"
+    project.mkdir()
+    (project / ".cudaenv").write_text(PROJECT)
+    (tmp / "sysroot").mkdir()
+    return project
+
+
+def env_for(tmp, url, root):
+    return clean_env(tmp, CUDAENV_ROOT=tmp / root, CUDAENV_SYSROOT=tmp / "sysroot", CUDAENV_MIRROR=url,
+                     CUDAENV_HTTP_BACKOFF_MS=20, CUDAENV_HTTP_ATTEMPTS=2)
+
+
+def cudaenv(args, env, cwd, expect=None):
+    proc = subprocess.run([BINARY, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
+    if expect is not None:
+        check(proc.returncode == expect,
+              f"cudaenv {' '.join(args)}: exit {proc.returncode}, expected {expect}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def replace_with_same_size(mirror, name):
+    """Puts other bytes of the same size in place of the 12.4.1 archive `name` and rewrites the
+    manifest to agree with them, as a compromised mirror would."""
+    manifest_path = mirror / "cuda" / "redist" / "redistrib_12.4.1.json"
+    manifest = json.loads(manifest_path.read_text())
+    entry = manifest[name][PLATFORM]
+    archive = mirror / "cuda" / "redist" / entry["relative_path"]
+    size = archive.stat().st_size
+    top = f"{name}-{PLATFORM}-12.4.131-archive"
+    for attempt in range(2000):
+        script = nvcc_script("12.4.1", "12.4.131").replace("compiler driver", f"driver {attempt:08d}")
+        data = pack(top, [("bin/nvcc", script, 0o755), ("bin/nvcc.profile", "TOP = $(_HERE_)/..\n", 0o644)])
+        if len(data) == size:
+            break
+    else:
+        raise AssertionError("no replacement of the same size")
+    archive.write_bytes(data)
+    entry["sha256"] = hashlib.sha256(data).hexdigest()
+    manifest_path.write_text(json.dumps(manifest, indent=4))
+
+
+def installed(tmp, root, kind):
+    directory = tmp / root / kind
+    return sorted(p.name for p in directory.iterdir() if not p.name.startswith(".")) if directory.exists() else []
+
+
+@case
+def sync_installs_the_locked_toolkit_and_cudnn_on_a_fresh_root_then_has_nothing_to_do(tmp):
+    project = setup(tmp)
+    with mirror_server(tmp / "mirror") as (url, _):
+        cudaenv(["lock"], env_for(tmp, url, "dev"), project, expect=0)
+        env = env_for(tmp, url, "node")
+        proc = cudaenv(["sync", "--frozen"], env, project, expect=0)
+        check("installed CUDA 12.4.1 (3 archives, each matching the lock)" in proc.stdout, proc.stdout)
+        check("installed cuDNN 9.1.0" in proc.stdout, proc.stdout)
+        check(installed(tmp, "node", "toolkits") == ["12.4.1"], str(installed(tmp, "node", "toolkits")))
+        check(installed(tmp, "node", "cudnn") == ["9.1.0-cuda12"], str(installed(tmp, "node", "cudnn")))
+        check((tmp / "node" / "toolkits" / "12.4.1" / "bin" / "nvcc").exists(), "nvcc is in place")
+        again = cudaenv(["sync"], env, project, expect=0)
+        check("CUDA 12.4.1 is already installed" in again.stdout, again.stdout)
+
+
+@case
+def a_mirror_that_replaced_an_archive_and_its_manifest_fails_with_exit_6_installing_nothing(tmp):
+    project = setup(tmp)
+    with mirror_server(tmp / "mirror") as (url, _):
+        cudaenv(["lock"], env_for(tmp, url, "dev"), project, expect=0)
+        locked = (project / ".cudaenv.lock").read_text()
+        # Same name, same size, other bytes, and a manifest that agrees with them.
+        replace_with_same_size(tmp / "mirror", "cuda_nvcc")
+        proc = cudaenv(["sync"], env_for(tmp, url, "node"), project)
+        expect_error(proc, 6, "cuda_nvcc")
+        check("sha256" in proc.stderr, proc.stderr)
+        check(installed(tmp, "node", "toolkits") == [], f"nothing installed: {installed(tmp, 'node', 'toolkits')}")
+        check(installed(tmp, "node", "cudnn") == [], f"nothing installed: {installed(tmp, 'node', 'cudnn')}")
+        check((project / ".cudaenv.lock").read_text() == locked, "the lock is not rewritten to the new digests")
+
+
+@case
+def frozen_refuses_a_stale_or_missing_lock_and_leaves_it_alone(tmp):
+    project = setup(tmp)
+    with mirror_server(tmp / "mirror") as (url, _):
+        env = env_for(tmp, url, "node")
+        proc = cudaenv(["sync", "--frozen"], env, project)
+        expect_error(proc, 1, "--frozen", ".cudaenv.lock does not exist")
+        check(not (project / ".cudaenv.lock").exists(), "--frozen writes no lock")
+        cudaenv(["lock"], env_for(tmp, url, "dev"), project, expect=0)
+        locked = (project / ".cudaenv.lock").read_text()
+        (project / ".cudaenv").write_text(PROJECT.replace('driver = "535.104.05"', 'driver = "545.23.06"'))
+        proc = cudaenv(["sync", "--frozen"], env, project)
+        expect_error(proc, 1, "--frozen: the lock is stale")
+        check('targets.a100.driver: the lock has "535.104.05", now "545.23.06"' in proc.stdout, proc.stdout)
+        check((project / ".cudaenv.lock").read_text() == locked, "--frozen never rewrites the lock")
+        check(installed(tmp, "node", "toolkits") == [], "nothing installed")
+        # Without --frozen, a stale lock is written again first, then installed.
+        proc = cudaenv(["sync"], env, project, expect=0)
+        check("wrote " in proc.stdout and "installed CUDA 12.4.1" in proc.stdout, proc.stdout)
+        relocked = tomllib.loads((project / ".cudaenv.lock").read_text())
+        check(relocked["targets"]["a100"]["driver"] == "545.23.06", "the new lock has the new floor")
+
+
+finish()
