@@ -2,6 +2,7 @@
 // The doctor's checks, one function each, in the order they run (docs/doctor.md). Each reads only
 // the facts probe gathered through the sysroot and process seams, and the compatibility database.
 
+#include "core/environment.hpp"
 #include "doctor/active_toolkit.hpp"
 #include "doctor/finding.hpp"
 #include "manifest/database.hpp"
@@ -10,6 +11,13 @@
 
 namespace cudaenv::doctor {
 
+// A toolkit of the user's store or of a system store (docs/cluster.md).
+struct StoredToolkit {
+  Version version;
+  std::string path;
+  std::string store;  // "user store /home/a/.local/share/cudaenv", "system store /opt/cudaenv"
+};
+
 struct DoctorFacts {
   probe::MachineFacts machine;
   probe::HostFacts host;
@@ -17,7 +25,8 @@ struct DoctorFacts {
   // the global config) and what set it; nullopt: the system's toolkit.
   std::optional<VersionSpec> selected;
   std::string selected_by;
-  std::string selection_problem;  // a malformed .cudaenv or config, reported as a note
+  std::string selection_problem;      // a malformed .cudaenv or config, reported as a note
+  std::vector<StoredToolkit> stored;  // the stores' toolkits, the user's first
 };
 
 struct CheckInput {
@@ -43,6 +52,9 @@ Finding check_library_path(const CheckInput& in);
 Finding check_host_compiler(const CheckInput& in);
 // Python frameworks (checks_framework.cpp).
 Finding check_framework(const CheckInput& in);
+// The stores (checks_stores.cpp): where each toolkit comes from, whether this driver serves it.
+Finding check_stores(const CheckInput& in);
+std::vector<StoredToolkit> stored_toolkits(const Environment& env);
 
 // Shared by the checks.
 bool driver_installed(const DoctorFacts& facts);

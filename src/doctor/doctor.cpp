@@ -19,7 +19,7 @@ constexpr Check check_table[] = {
     check_kernel_module,   check_nouveau,      check_secure_boot,  check_dkms,
     check_driver_packages, check_device_nodes, check_nvidia_smi,   check_driver_toolkit,
     check_gpu_arch,        check_cuda_link,    check_library_path, check_host_compiler,
-    check_framework,
+    check_framework,       check_stores,
 };
 
 }  // namespace
@@ -35,6 +35,7 @@ DoctorFacts gather_facts(const probe::ProbeContext& context) {
   DoctorFacts facts;
   facts.machine = probe::probe_machine(context);
   facts.host = probe::probe_host(context, facts.machine);
+  facts.stored = stored_toolkits(context.env);
   if (auto selection = project::select(context.env, paths::working_directory(context.env))) {
     facts.selected = selection->cuda;
     const auto source = project::describe_source(*selection);
