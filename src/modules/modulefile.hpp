@@ -23,7 +23,7 @@ struct ToolkitModule {
   bool has_stubs = false;                  // lib64/stubs exists (linking on GPU-less nodes)
   bool has_include = false;
   bool has_man = false;
-  std::string store;  // which store it comes from, for the help text
+  std::string store = {};  // which store it comes from, for the help text
 
   // The lowest driver the toolkit runs on at all: the minor-compat floor, else the full one.
   std::optional<std::string> lowest_driver() const {
