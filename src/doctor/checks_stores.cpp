@@ -74,7 +74,7 @@ Finding check_stores(const CheckInput& in) {
   f.fix.push_back(newest_served
                       ? "# on this node, use CUDA " + *newest_served + " (the newest it serves)"
                       : "# no stored toolkit runs on this driver");
-  f.fix.push_back("# or upgrade the driver: see the driver-toolkit finding");
+  f.fix.emplace_back("# or upgrade the driver: see the driver-toolkit finding");
   return f;
 }
 

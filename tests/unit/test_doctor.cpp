@@ -184,20 +184,24 @@ TEST_CASE(
   CHECK(report.active.toolkit->path == "/usr/local/cuda-13.0");
 }
 
-TEST_CASE("doctor: a stored toolkit this node's driver cannot run is a warning naming the newest it can") {
+TEST_CASE(
+    "doctor: a stored toolkit this node's driver cannot run is a warning naming the newest it "
+    "can") {
   doctor::DoctorFacts facts;
   probe::DriverFacts driver;
   driver.version = "470.57.02";
   facts.machine.driver = driver;
-  facts.stored = {{*Version::parse("12.4.1"), "/opt/cudaenv/toolkits/12.4.1", "system store /opt/cudaenv"},
-                  {*Version::parse("11.8.0"), "/home/a/.local/share/cudaenv/toolkits/11.8.0",
-                   "user store /home/a/.local/share/cudaenv"}};
+  facts.stored = {
+      {*Version::parse("12.4.1"), "/opt/cudaenv/toolkits/12.4.1", "system store /opt/cudaenv"},
+      {*Version::parse("11.8.0"), "/home/a/.local/share/cudaenv/toolkits/11.8.0",
+       "user store /home/a/.local/share/cudaenv"}};
   const doctor::ActiveToolkit active{};
   const auto f = doctor::check_stores({facts, database(), active});
   CHECK(f.status == doctor::CheckStatus::warn);
   CHECK(f.summary == "driver 470.57.02 cannot run CUDA 12.4.1");
   CHECK(any_contains(f.evidence, "cuda 12.4.1 (system store /opt/cudaenv): the driver is too old"));
-  CHECK(any_contains(f.evidence, "cuda 11.8.0 (user store /home/a/.local/share/cudaenv): served under "
-                                 "minor-version compatibility"));
+  CHECK(any_contains(f.evidence,
+                     "cuda 11.8.0 (user store /home/a/.local/share/cudaenv): served under "
+                     "minor-version compatibility"));
   CHECK(any_contains(f.fix, "use CUDA 11.8.0"));
 }
