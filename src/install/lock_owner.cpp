@@ -168,6 +168,10 @@ Result<std::optional<OwnerClaim>> OwnerClaim::claim(
       }
       return std::optional<OwnerClaim>(OwnerClaim(file, text));
     }
+    // A store this process cannot write needs no guard against our writes: whatever it tries
+    // next fails on its own, naming what refused (flock still orders readers).
+    if (errno == EACCES || errno == EROFS || errno == EPERM)
+      return std::optional<OwnerClaim>(OwnerClaim({}, {}));
     if (errno != EEXIST) return unwritable_error(file, errno);
     const auto since = modified(file);
     if (!since) continue;  // released meanwhile: claim it
@@ -188,7 +192,7 @@ Result<std::optional<OwnerClaim>> OwnerClaim::claim(
 OwnerClaim::OwnerClaim(fs::path file, std::string text)
     : file_(std::move(file)),
       text_(std::move(text)),
-      refresher_(std::make_unique<Refresher>(file_, text_)) {}
+      refresher_(file_.empty() ? nullptr : std::make_unique<Refresher>(file_, text_)) {}
 
 OwnerClaim::OwnerClaim(OwnerClaim&& other) noexcept
     : file_(std::move(other.file_)),

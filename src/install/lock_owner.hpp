@@ -47,6 +47,7 @@ class OwnerClaim {
  public:
   // Creates the owner file. While a live holder owns it: nullopt when `wait` is false, else
   // waits (calling `on_wait` once). A stale one is removed (telling `on_note` why) and claimed.
+  // Where this process may not create files (a store it cannot write), an empty claim.
   static Result<std::optional<OwnerClaim>> claim(
       const fs::path& lock_file, bool wait, const std::function<void()>& on_wait,
       const std::function<void(const std::string&)>& on_note);
