@@ -8,6 +8,7 @@
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "install/store.hpp"
+#include "project/stores.hpp"
 
 namespace cudaenv::activate {
 
@@ -247,7 +248,7 @@ std::optional<Activation> decode(std::string_view text) {
 }
 
 StoreDirectories store_directories(const Environment& env) {
-  const install::Store store{paths::data_root(env)};
+  const install::Store store = project::store_for(env);
   return {store.toolkits().lexically_normal(), store.cudnn().lexically_normal()};
 }
 

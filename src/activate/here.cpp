@@ -5,6 +5,7 @@
 #include "core/ownership.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
+#include "project/stores.hpp"
 
 namespace cudaenv::activate {
 
@@ -79,7 +80,7 @@ Result<Activated> activate_here(const Environment& current, const fs::path& cwd,
     return result;
   }
 
-  const install::Store store{paths::data_root(result.base)};
+  const install::Store store = project::store_for(result.base);
   if (auto trusted = ownership::check_data_root(store.root); !trusted) return trusted.error();
   result.toolkit = project::installed_match(*selection, store, install::Receipts::skip);
   if (!result.toolkit)

@@ -16,6 +16,7 @@
 #include "core/text.hpp"
 #include "install/store.hpp"
 #include "project/project_file.hpp"
+#include "project/stores.hpp"
 
 namespace cudaenv::activate {
 
@@ -139,7 +140,7 @@ void add_warnings_once(const project::Selection& selection, const fs::path& file
 
 std::vector<WatchedFile> watch_list(const Environment& env,
                                     const std::optional<fs::path>& project_file) {
-  const install::Store store{paths::data_root(env)};
+  const install::Store store = project::store_for(env);
   const auto stamps = store.root / "cache" / "stamps";
   std::vector<WatchedFile> list;
   if (project_file) watch(list, *project_file, stamps);

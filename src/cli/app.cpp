@@ -29,6 +29,7 @@ int run_app(int argc, const char* const* argv, Context& context) {
     add_why_command(app, context, outcome);
     add_lock_command(app, context, outcome);
     add_sync_command(app, context, outcome);
+    add_modules_command(app, context, outcome);
     // Last: help, completion and the man page read the table the commands above filled.
     add_help_command(app, context, outcome);
     add_completion_commands(app, context, outcome);

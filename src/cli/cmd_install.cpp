@@ -202,6 +202,7 @@ Status run_plans(const Plans& plans, const InstallOptions& options, const Downlo
     auto done = run_plan(*plans.cudnn, setup, options.force, context);
     if (!done) return done.error();
     report(*plans.cudnn, *done, "cuDNN", context);
+    refresh_modules(context);
   }
   return Ok{};
 }

@@ -13,6 +13,7 @@
 #include "probe/toolkits.hpp"
 #include "project/config.hpp"
 #include "project/selection.hpp"
+#include "project/stores.hpp"
 #include "resolve/toolkit_identity.hpp"
 
 namespace cudaenv::cli {
@@ -113,7 +114,8 @@ std::string marker(const std::optional<Active>& active, const std::string& path)
 }
 
 Status run_list(const StoreOptions& options, Context& context) {
-  const install::Store store{paths::data_root(context.env)};
+  if (auto roots = project::system_roots(context.env); !roots) return roots.error();
+  const install::Store store = project::store_for(context.env);
   const auto toolkits = install::installed_toolkits(store);
   const auto cudnn = install::installed_cudnn(store);
   for (const auto* items : {&toolkits, &cudnn}) {

@@ -12,6 +12,7 @@
 #include "project/file_edit.hpp"
 #include "project/project_file.hpp"
 #include "project/selection.hpp"
+#include "project/stores.hpp"
 
 namespace cudaenv::cli {
 
@@ -310,14 +311,15 @@ Result<std::vector<std::string>> rehash_store(const install::Store& store) {
 }  // namespace
 
 void refresh_shims(Context& context) {
-  auto tools = rehash_store(install::Store{paths::data_root(context.env)});
+  auto tools = rehash_store(project::store_for(context.env));
   if (!tools)
     context.err << "warning: shims not updated: "
                 << text::printable(tools.error().message, text::message_limit) << '\n';
+  refresh_modules(context);
 }
 
 Status run_rehash(Context& context) {
-  const install::Store store{paths::data_root(context.env)};
+  const install::Store store = project::store_for(context.env);
   auto tools = rehash_store(store);
   if (!tools) return tools.error();
   context.out << tools->size() << " shims in "

@@ -15,6 +15,7 @@
 #include "manifest/load.hpp"
 #include "probe/machine.hpp"
 #include "project/selection.hpp"
+#include "project/stores.hpp"
 #include "resolve/rules.hpp"
 #include "resolve/toolkit_identity.hpp"
 #include "verify/verify.hpp"
@@ -192,8 +193,9 @@ Status run_verify(const VerifyOptions& options, Context& context, Outcome& outco
   if (auto trusted = ownership::check_data_root(data_root); !trusted) return trusted;
   auto db = manifest::load_default_database(data_root);
   if (!db) return db.error();
-  const auto facts = probe::probe_machine(
-      {context.sysroot, context.loader, context.runner, context.env, data_root});
+  const auto facts =
+      probe::probe_machine({context.sysroot, context.loader, context.runner, context.env, data_root,
+                            project::store_for(context.env).shared_roots});
   auto verification = verify::verify_toolkit(
       *request,
       {facts, *db, context.env, context.sysroot, context.runner, verify::cache_root(data_root)});

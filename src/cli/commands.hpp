@@ -99,6 +99,10 @@ Status run_use(const UseOptions& options, Context& context);
 void add_use_commands(CLI::App& app, Context& context, Outcome& outcome);
 // Recreates the shims after an install or uninstall; a failure is only a warning.
 void refresh_shims(Context& context);
+// `cudaenv modules write`; and rewriting the config's modules_dir after an install or uninstall
+// (a failure is only a warning).
+void add_modules_command(CLI::App& app, Context& context, Outcome& outcome);
+void refresh_modules(Context& context);
 struct DoctorOptions {
   bool json = false;
 };

@@ -50,6 +50,11 @@ void ProgressView::waiting_for_lock() {
   notes_ << "waiting for another cudaenv install of the same version to finish...\n";
 }
 
+void ProgressView::lock_taken_over(const std::string& note) {
+  std::lock_guard lock(mutex_);
+  notes_ << "note: " << note << '\n';
+}
+
 void ProgressView::archive_progress(size_t index, std::uint64_t done, std::uint64_t total) {
   std::lock_guard lock(mutex_);
   done_[index] = done;

@@ -20,6 +20,7 @@ class ProgressView final : public install::InstallObserver {
   ~ProgressView() override;
 
   void waiting_for_lock() override;
+  void lock_taken_over(const std::string& note) override;
   void archive_progress(size_t index, std::uint64_t done, std::uint64_t total) override;
   void archive_done(size_t index) override;
   // Erases the live lines (before the summary is printed).

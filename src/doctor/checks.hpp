@@ -2,6 +2,7 @@
 // The doctor's checks, one function each, in the order they run (docs/doctor.md). Each reads only
 // the facts probe gathered through the sysroot and process seams, and the compatibility database.
 
+#include "core/environment.hpp"
 #include "doctor/active_toolkit.hpp"
 #include "doctor/binary_facts.hpp"
 #include "doctor/finding.hpp"
@@ -11,6 +12,13 @@
 
 namespace cudaenv::doctor {
 
+// A toolkit of the user's store or of a system store (docs/cluster.md).
+struct StoredToolkit {
+  Version version;
+  std::string path;
+  std::string store;  // "user store /home/a/.local/share/cudaenv", "system store /opt/cudaenv"
+};
+
 struct DoctorFacts {
   probe::MachineFacts machine;
   probe::HostFacts host;
@@ -18,7 +26,8 @@ struct DoctorFacts {
   // the global config) and what set it; nullopt: the system's toolkit.
   std::optional<VersionSpec> selected;
   std::string selected_by;
-  std::string selection_problem;  // a malformed .cudaenv or config, reported as a note
+  std::string selection_problem;      // a malformed .cudaenv or config, reported as a note
+  std::vector<StoredToolkit> stored;  // the stores' toolkits, the user's first
   BinaryFacts binaries;
 };
 
@@ -51,6 +60,9 @@ Finding check_framework(const CheckInput& in);
 Finding check_framework_binaries(const CheckInput& in);
 Finding check_cudnn_copies(const CheckInput& in);
 Finding check_triton_ptxas(const CheckInput& in);
+// The stores (checks_stores.cpp): where each toolkit comes from, whether this driver serves it.
+Finding check_stores(const CheckInput& in);
+std::vector<StoredToolkit> stored_toolkits(const Environment& env);
 
 // Shared by the checks.
 bool driver_installed(const DoctorFacts& facts);

@@ -24,6 +24,8 @@ constexpr Check check_table[] = {
     check_glibc_headers,   check_framework,
     // What the active Python's binaries carry and load (checks_binaries.cpp).
     check_framework_binaries, check_cudnn_copies, check_triton_ptxas,
+    // Which store each toolkit comes from (checks_stores.cpp).
+    check_stores,
 };
 // clang-format on
 
@@ -43,6 +45,7 @@ DoctorFacts gather_facts(const probe::ProbeContext& context) {
   facts.binaries =
       gather_binary_facts(context.sysroot, context.runner, context.env,
                           facts.host.python.python_found ? facts.host.python.python : "");
+  facts.stored = stored_toolkits(context.env);
   if (auto selection = project::select(context.env, paths::working_directory(context.env))) {
     facts.selected = selection->cuda;
     const auto source = project::describe_source(*selection);

@@ -74,6 +74,7 @@ Needs needs_of(const Store& store) {
 void survey_downloads(const Store& store, const Needs& needs, CacheSurvey& survey) {
   for (const auto& path : children(store.downloads())) {
     const auto name = path.filename().string();
+    if (text::starts_with(name, ".")) continue;  // a lock's owner file (install/lock_owner.hpp)
     std::error_code ec;
     if (name.ends_with(lock_suffix)) {
       const auto archive = path.parent_path() / name.substr(0, name.size() - lock_suffix.size());

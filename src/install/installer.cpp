@@ -228,8 +228,9 @@ Result<InstallOutcome> run_install(const InstallPlan& plan, const Store& store,
   const auto what = "the install of " + plan.target.string();
   const auto parent = plan.target.parent_path();
   const auto name = plan.target.filename().string();
-  auto lock =
-      InstallLock::acquire(parent / (".lock-" + name), [&] { observer.waiting_for_lock(); });
+  auto lock = InstallLock::acquire(
+      parent / (".lock-" + name), [&] { observer.waiting_for_lock(); },
+      [&](const std::string& note) { observer.lock_taken_over(note); });
   if (const int signal = InterruptGuard::caught()) return interrupted_error(signal, what);
   if (!lock) return lock.error();
   remove_stale_staging(parent, name);  // first: it may put back a prefix a killed run set aside

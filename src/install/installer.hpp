@@ -34,6 +34,8 @@ struct InstallPlan {
 struct InstallObserver {
   virtual ~InstallObserver() = default;
   virtual void waiting_for_lock() {}
+  // A stale lock (its holder died, here or on another host) was taken over: says whose.
+  virtual void lock_taken_over(const std::string& note) { (void)note; }
   virtual void archive_progress(size_t index, std::uint64_t done, std::uint64_t total) {
     (void)index, (void)done, (void)total;
   }

@@ -40,21 +40,33 @@ Result<int> open_lock_file(const fs::path& lock_file) {
 }  // namespace
 
 Result<InstallLock> InstallLock::acquire(const fs::path& lock_file,
-                                         const std::function<void()>& on_wait) {
+                                         const std::function<void()>& on_wait,
+                                         const std::function<void(const std::string&)>& on_note) {
   bool told = false;
+  const auto tell = [&] {
+    if (on_wait && !told) on_wait();
+    told = true;
+  };
   while (true) {
     auto fd = open_lock_file(lock_file);
     if (!fd) return fd.error();
     if (::flock(*fd, LOCK_EX | LOCK_NB) != 0) {
-      if (on_wait && !told) on_wait();
-      told = true;
+      tell();
       if (::flock(*fd, LOCK_EX) != 0) {
         ::close(*fd);
         return make_error(ErrorKind::failure, "cannot lock " + lock_file.string());
       }
     }
-    if (still_at_path(*fd, lock_file)) return InstallLock(*fd, lock_file);
-    ::close(*fd);  // deleted while we waited: lock the file that is there now
+    if (!still_at_path(*fd, lock_file)) {
+      ::close(*fd);  // deleted while we waited: lock the file that is there now
+      continue;
+    }
+    auto claim = OwnerClaim::claim(lock_file, true, tell, on_note);
+    if (!claim) {
+      ::close(*fd);
+      return claim.error();
+    }
+    return InstallLock(*fd, lock_file, std::move(**claim));
   }
 }
 
@@ -67,14 +79,23 @@ Result<std::optional<InstallLock>> InstallLock::try_acquire(const fs::path& lock
       ::close(*fd);
       return std::optional<InstallLock>{};
     }
-    if (still_at_path(*fd, lock_file))
-      return std::optional<InstallLock>(InstallLock(*fd, lock_file));
-    ::close(*fd);
+    if (!still_at_path(*fd, lock_file)) {
+      ::close(*fd);
+      continue;
+    }
+    auto claim = OwnerClaim::claim(lock_file, false, {}, {});
+    if (!claim || !*claim) {
+      ::close(*fd);
+      if (!claim) return claim.error();
+      return std::optional<InstallLock>{};  // held on another host
+    }
+    return std::optional<InstallLock>(InstallLock(*fd, lock_file, std::move(**claim)));
   }
   return std::optional<InstallLock>{};
 }
 
 bool InstallLock::is_held(const fs::path& lock_file) {
+  if (has_live_owner(lock_file)) return true;
   const int fd = ::open(lock_file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return false;
   const bool busy = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
@@ -85,16 +106,19 @@ bool InstallLock::is_held(const fs::path& lock_file) {
 void InstallLock::remove_file() && {
   if (fd_ < 0) return;
   ::unlink(path_.c_str());
+  claim_.reset();
   ::close(fd_);
   fd_ = -1;
 }
 
 InstallLock::InstallLock(InstallLock&& other) noexcept
-    : fd_(other.fd_), path_(std::move(other.path_)) {
+    : fd_(other.fd_), path_(std::move(other.path_)), claim_(std::move(other.claim_)) {
   other.fd_ = -1;
+  other.claim_.reset();
 }
 
 InstallLock::~InstallLock() {
+  claim_.reset();              // the owner file goes first: nobody sees it without a holder
   if (fd_ >= 0) ::close(fd_);  // closing releases the flock
 }
 

@@ -3,12 +3,18 @@
 // per cached download (<file>.lock). Lock files may be deleted (`cudaenv cache prune`): whoever
 // deletes one holds it while unlinking it, and whoever takes one checks afterwards that the path
 // still names the file it locked, so a lock taken on a deleted file is never trusted.
+//
+// flock alone locks only within one host on a network filesystem: a holder also creates an owner
+// file beside the lock file with O_EXCL, naming its host, pid and start time (lock_owner.hpp).
+// A second host waits for it; a stale one (a dead process, a host that stopped refreshing it) is
+// taken over with a note.
 
 #include <filesystem>
 #include <functional>
 #include <optional>
 
 #include "core/error.hpp"
+#include "install/lock_owner.hpp"
 
 namespace cudaenv::install {
 
@@ -18,12 +24,15 @@ namespace fs = std::filesystem;
 // process installing the same version waits for it.
 class InstallLock {
  public:
-  // `on_wait` is called once if the lock is busy, before blocking.
+  // `on_wait` is called once if the lock is busy, before blocking; `on_note` hears of a stale
+  // holder's lock taken over.
   static Result<InstallLock> acquire(const fs::path& lock_file,
-                                     const std::function<void()>& on_wait);
+                                     const std::function<void()>& on_wait,
+                                     const std::function<void(const std::string&)>& on_note = {});
   // The lock if it is free now, nullopt when another holder has it; never waits.
   static Result<std::optional<InstallLock>> try_acquire(const fs::path& lock_file);
-  // Whether someone holds the lock now. Creates nothing: a missing lock file is free.
+  // Whether someone holds the lock now (here, or on another host through its owner file).
+  // Creates nothing: a missing lock file is free.
   static bool is_held(const fs::path& lock_file);
 
   // Deletes the lock file while still holding it, then releases it.
@@ -36,9 +45,11 @@ class InstallLock {
   ~InstallLock();
 
  private:
-  InstallLock(int fd, fs::path path) : fd_(fd), path_(std::move(path)) {}
+  InstallLock(int fd, fs::path path, OwnerClaim claim)
+      : fd_(fd), path_(std::move(path)), claim_(std::move(claim)) {}
   int fd_ = -1;
   fs::path path_;
+  std::optional<OwnerClaim> claim_;
 };
 
 }  // namespace cudaenv::install

@@ -195,9 +195,33 @@ Result<Receipt> parse_receipt(std::string_view text, const std::string& origin) 
   return receipt;
 }
 
+namespace {
+
+// The root's entries of `below` first, then each shared root's whose name is not yet listed.
+std::vector<Installed> list_stores(
+    const Store& store, const char* below,
+    const std::function<std::optional<Version>(const std::string&)>& version_of,
+    Receipts receipts) {
+  auto found = list_store_dir(store.root / below, version_of, receipts);
+  for (const auto& shared : store.shared_roots) {
+    for (auto& item : list_store_dir(shared / below, version_of, receipts)) {
+      const auto name = item.path.filename();
+      const bool hidden = std::any_of(found.begin(), found.end(), [&](const Installed& i) {
+        return i.path.filename() == name;
+      });
+      if (!hidden) found.push_back(std::move(item));
+    }
+  }
+  std::stable_sort(found.begin(), found.end(),
+                   [](const auto& a, const auto& b) { return a.version > b.version; });
+  return found;
+}
+
+}  // namespace
+
 std::vector<Installed> installed_toolkits(const Store& store, Receipts receipts) {
-  return list_store_dir(
-      store.toolkits(), [](const std::string& name) { return Version::parse(name); }, receipts);
+  return list_stores(
+      store, "toolkits", [](const std::string& name) { return Version::parse(name); }, receipts);
 }
 
 Status receipts_readable(const std::vector<Installed>& items) {
@@ -208,8 +232,8 @@ Status receipts_readable(const std::vector<Installed>& items) {
 }
 
 std::vector<Installed> installed_cudnn(const Store& store, Receipts receipts) {
-  return list_store_dir(
-      store.cudnn(),
+  return list_stores(
+      store, "cudnn",
       [](const std::string& name) -> std::optional<Version> {
         const auto dash = name.find("-cuda");
         return dash == std::string::npos ? std::nullopt : Version::parse(name.substr(0, dash));

@@ -21,6 +21,10 @@ namespace fs = std::filesystem;
 
 struct Store {
   fs::path root;
+  // Read-only stores an admin filled (CUDAENV_SYSTEM_ROOTS, system_roots): their toolkits and
+  // cuDNN builds are listed after the root's, which wins on equal versions. Nothing is ever
+  // written below them: every path below (caches, shims, locks) is the root's.
+  std::vector<fs::path> shared_roots = {};
   fs::path toolkits() const { return root / "toolkits"; }
   fs::path cudnn() const { return root / "cudnn"; }
   fs::path downloads() const { return root / "cache" / "downloads"; }
@@ -81,7 +85,8 @@ struct Installed {
 // Whether listing the store parses each receipt; the prompt hook and shims only need versions.
 enum class Receipts { read, skip };
 
-// Installed toolkits (newest first). Staging and lock entries (names starting with '.') are not.
+// Installed toolkits (newest first), the root's and then the shared roots' (a version the root has
+// hides the shared ones'). Staging and lock entries (names starting with '.') are not listed.
 std::vector<Installed> installed_toolkits(const Store& store, Receipts receipts = Receipts::read);
 // The first receipt among `items` that is there but cannot be read, as an error naming its file
 // and field; Ok when every receipt read (or there was none).

@@ -17,8 +17,8 @@ MachineFacts probe_machine(const ProbeContext& context) {
   facts.gpus = std::move(driver.gpus);
   facts.notes = std::move(driver.notes);
   facts.modules = probe_kernel_modules(context.sysroot);
-  facts.toolkits =
-      probe_toolkits({context.sysroot, context.runner, context.env, context.data_root});
+  facts.toolkits = probe_toolkits(
+      {context.sysroot, context.runner, context.env, context.data_root, context.shared_roots});
   facts.default_link = probe_default_link(context.sysroot);
   facts.compilers = probe_compilers(context.sysroot, context.runner, context.env);
   facts.os = probe_os(context.sysroot);

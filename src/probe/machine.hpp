@@ -2,6 +2,7 @@
 // The whole probe: everything `cudaenv info` reports, read without changing anything.
 
 #include <filesystem>
+#include <vector>
 
 #include "core/environment.hpp"
 #include "core/process.hpp"
@@ -17,6 +18,7 @@ struct ProbeContext {
   ProcessRunner& runner;
   const Environment& env;
   std::filesystem::path data_root;
+  std::vector<std::filesystem::path> shared_roots = {};  // read-only system stores, after data_root
 };
 
 MachineFacts probe_machine(const ProbeContext& context);

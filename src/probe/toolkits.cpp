@@ -294,14 +294,18 @@ std::vector<ToolkitFacts> probe_toolkits(const ToolkitSearch& search) {
   }
   // cudaenv's own store lives on the host, whatever the sysroot.
   const Sysroot host;
-  const auto store = (search.data_root / "toolkits").string();
-  // A store others can write is never probed: its nvcc would run as us.
-  const bool trusted = ownership::check_data_root(search.data_root).ok();
-  for (const auto& name : trusted ? host.list_directory(store) : std::vector<std::string>{}) {
-    if (text::starts_with(name, ".")) continue;  // staging and lock files
-    if (auto facts =
-            inspect(host, search.runner, {store + "/" + name, ToolkitOrigin::cudaenv}, {})) {
-      add_or_merge(toolkits, std::move(*facts));
+  std::vector<std::filesystem::path> roots{search.data_root};
+  roots.insert(roots.end(), search.shared_roots.begin(), search.shared_roots.end());
+  for (const auto& root : roots) {
+    const auto store = (root / "toolkits").string();
+    // A store others can write is never probed: its nvcc would run as us.
+    const bool trusted = ownership::check_data_root(root).ok();
+    for (const auto& name : trusted ? host.list_directory(store) : std::vector<std::string>{}) {
+      if (text::starts_with(name, ".")) continue;  // staging and lock files
+      if (auto facts =
+              inspect(host, search.runner, {store + "/" + name, ToolkitOrigin::cudaenv}, {})) {
+        add_or_merge(toolkits, std::move(*facts));
+      }
     }
   }
   std::stable_sort(toolkits.begin(), toolkits.end(), [](const auto& a, const auto& b) {

@@ -21,6 +21,7 @@ struct ToolkitSearch {
   ProcessRunner& runner;
   const Environment& env;
   std::filesystem::path data_root;  // cudaenv's own root: a host path, not below the sysroot
+  std::vector<std::filesystem::path> shared_roots = {};  // system stores (docs/cluster.md)
 };
 
 // Every toolkit found, each once (however many ways lead to it), newest first.

@@ -46,6 +46,33 @@ Status check_unknown_keys(const toml::table& root, std::string_view text,
   return Ok{};
 }
 
+// The cluster keys (docs/cluster.md): where modulefiles go, and the read-only stores.
+Status read_cluster_keys(const std::filesystem::path& path,
+                         const toml::node_view<const toml::node>& view, Config& config) {
+  auto dir = read_value<std::string>(path, view["modules_dir"], "modules_dir", "a string");
+  if (!dir) return dir.error();
+  config.modules_dir = *dir;
+  auto format = read_value<std::string>(path, view["modules_format"], "modules_format", "a string");
+  if (!format) return format.error();
+  if (*format && **format != "lua" && **format != "tcl")
+    return config_error(path, view["modules_format"].node()->source(),
+                        "modules_format must be \"lua\" or \"tcl\"");
+  config.modules_format = *format;
+  const auto roots = view["system_roots"];
+  if (!roots) return Ok{};
+  const auto* list = roots.as_array();
+  if (list == nullptr)
+    return config_error(path, roots.node()->source(),
+                        "system_roots must be a list of absolute paths: [\"/opt/cudaenv\"]");
+  for (const auto& item : *list) {
+    const auto* text = item.as_string();
+    if (text == nullptr || text->get().empty() || text->get().front() != '/')
+      return config_error(path, item.source(), "system_roots entries must be absolute paths");
+    config.system_roots.push_back(text->get());
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 Result<Config> load_config(const std::filesystem::path& path) {
@@ -92,6 +119,7 @@ Result<Config> parse_config(std::string_view text, const std::filesystem::path& 
   if (*jobs) config.jobs = static_cast<int>(**jobs);
   config.ca_bundle = *ca;
   if (*stall) config.stall_timeout = static_cast<int>(**stall);
+  if (auto cluster = read_cluster_keys(path, view, config); !cluster) return cluster.error();
   if (auto checked = check_unknown_keys(root, text, path, config); !checked) return checked.error();
   return config;
 }

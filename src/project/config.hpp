@@ -9,6 +9,10 @@
 //   jobs = 8                       # parallel downloads
 //   ca_bundle = "/etc/ssl/corp.pem"
 //   stall_timeout = 30             # seconds below 1 KiB/s before a transfer is retried
+//
+//   modules_dir = "/opt/modulefiles"   # kept current by install/uninstall (docs/cluster.md)
+//   modules_format = "lua"             # or "tcl"
+//   system_roots = ["/opt/cudaenv"]    # read-only stores; read from the system config
 
 #include <filesystem>
 #include <optional>
@@ -28,6 +32,9 @@ struct Config {
   std::optional<int> jobs;
   std::optional<std::string> ca_bundle;
   std::optional<int> stall_timeout;
+  std::optional<std::string> modules_dir;
+  std::optional<std::string> modules_format;  // "lua" or "tcl"
+  std::vector<std::string> system_roots;      // absolute paths
   // Keys the schema does not know, each with its file:line and a suggestion; ignored. A key that
   // was probably meant as `cuda` (`cdua`, `CUDA`, `cuda` below [download]) in a file without a
   // valid `cuda` is an error instead: the global default must not silently become the system's.

@@ -169,6 +169,9 @@ const std::vector<KeySpec>& config_keys() {
       {"download", "jobs", ValueType::integer},
       {"download", "ca_bundle", ValueType::string},
       {"download", "stall_timeout", ValueType::integer},
+      {"", "modules_dir", ValueType::string},
+      {"", "modules_format", ValueType::string},
+      {"", "system_roots", ValueType::string},
   };
   return keys;
 }

@@ -72,7 +72,7 @@ TEST_CASE("doctor: a healthy Ubuntu 24.04 machine passes every check") {
         "kernel-module=ok nouveau=ok secure-boot=ok dkms=ok driver-packages=ok device-nodes=ok "
         "nvidia-smi=ok driver-toolkit=ok gpu-arch=ok cuda-link=ok library-path=ok "
         "host-compiler=ok glibc-headers=ok framework=ok framework-binaries=skip cudnn-copies=skip "
-        "triton-ptxas=skip");
+        "triton-ptxas=skip stores=skip");
   CHECK_FALSE(report.has_failure());
   CHECK(report.active.selected_by == "nvcc on PATH");
   CHECK(report.active.toolkit->path == "/usr/local/cuda-13.0");
@@ -88,8 +88,9 @@ TEST_CASE("doctor: nouveau holds the GPU, so the installed driver 535 cannot loa
   CHECK(verdict(report) ==
         "kernel-module=fail nouveau=fail secure-boot=ok dkms=ok driver-packages=ok "
         "device-nodes=fail nvidia-smi=fail driver-toolkit=ok gpu-arch=skip cuda-link=ok "
-        "library-path=ok host-compiler=fail glibc-headers=skip framework=skip framework-binaries=skip "
-        "cudnn-copies=skip triton-ptxas=skip");
+        "library-path=ok host-compiler=fail glibc-headers=skip framework=skip "
+        "framework-binaries=skip "
+        "cudnn-copies=skip triton-ptxas=skip stores=skip");
   const auto& module = finding(report, "kernel-module");
   CHECK(text::contains(module.summary, "nouveau is loaded and holds the GPU"));
   CHECK(any_contains(module.evidence, "dmesg: [   61.204911] NVRM: The NVIDIA probe routine"));
@@ -145,7 +146,7 @@ TEST_CASE("doctor: a Tesla K80 on driver 470 with CUDA 12.4 active") {
         "kernel-module=ok nouveau=ok secure-boot=ok dkms=ok driver-packages=ok device-nodes=ok "
         "nvidia-smi=ok driver-toolkit=fail gpu-arch=fail cuda-link=warn library-path=warn "
         "host-compiler=ok glibc-headers=skip framework=fail framework-binaries=skip "
-        "cudnn-copies=skip triton-ptxas=skip");
+        "cudnn-copies=skip triton-ptxas=skip stores=skip");
   const auto& driver = finding(report, "driver-toolkit");
   CHECK(driver.summary ==
         "driver 470.256.02 is too old for CUDA 12.4.1: it needs >= 550.54.15 (minor-version "
@@ -186,4 +187,26 @@ TEST_CASE(
   const auto report = doctor_on("doctor-healthy-2404", {{"PATH", debian_path}});
   CHECK(report.active.selected_by == "/usr/local/cuda");
   CHECK(report.active.toolkit->path == "/usr/local/cuda-13.0");
+}
+
+TEST_CASE(
+    "doctor: a stored toolkit this node's driver cannot run is a warning naming the newest it "
+    "can") {
+  doctor::DoctorFacts facts;
+  probe::DriverFacts driver;
+  driver.version = "470.57.02";
+  facts.machine.driver = driver;
+  facts.stored = {
+      {*Version::parse("12.4.1"), "/opt/cudaenv/toolkits/12.4.1", "system store /opt/cudaenv"},
+      {*Version::parse("11.8.0"), "/home/a/.local/share/cudaenv/toolkits/11.8.0",
+       "user store /home/a/.local/share/cudaenv"}};
+  const doctor::ActiveToolkit active{};
+  const auto f = doctor::check_stores({facts, database(), active});
+  CHECK(f.status == doctor::CheckStatus::warn);
+  CHECK(f.summary == "driver 470.57.02 cannot run CUDA 12.4.1");
+  CHECK(any_contains(f.evidence, "cuda 12.4.1 (system store /opt/cudaenv): the driver is too old"));
+  CHECK(any_contains(f.evidence,
+                     "cuda 11.8.0 (user store /home/a/.local/share/cudaenv): served under "
+                     "minor-version compatibility"));
+  CHECK(any_contains(f.fix, "use CUDA 11.8.0"));
 }

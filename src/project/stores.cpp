@@ -1,0 +1,56 @@
+#include "project/stores.hpp"
+
+#include <algorithm>
+
+#include "core/ownership.hpp"
+#include "core/paths.hpp"
+#include "project/config.hpp"
+
+namespace cudaenv::project {
+
+namespace fs = std::filesystem;
+
+fs::path system_config_file(const Environment& env) {
+  if (auto file = env.get_nonempty("CUDAENV_SYSTEM_CONFIG"); file && file->front() == '/')
+    return *file;
+  return "/etc/cudaenv/config.toml";
+}
+
+Result<std::vector<fs::path>> system_roots(const Environment& env) {
+  std::vector<std::string> named;
+  if (auto listed = env.get_nonempty("CUDAENV_SYSTEM_ROOTS")) {
+    std::size_t start = 0;
+    while (start <= listed->size()) {
+      const auto end = std::min(listed->find(':', start), listed->size());
+      named.push_back(listed->substr(start, end - start));
+      start = end + 1;
+    }
+  } else {
+    auto config = load_config(system_config_file(env));
+    if (!config) return config.error();
+    named = config->system_roots;
+  }
+  std::error_code ec;
+  const auto own = fs::weakly_canonical(paths::data_root(env), ec);
+  std::vector<fs::path> roots;
+  for (const auto& entry : named) {
+    if (entry.empty() || entry.front() != '/') continue;
+    if (fs::weakly_canonical(entry, ec) == own) continue;
+    roots.emplace_back(entry);
+  }
+  return roots;
+}
+
+install::Store store_for(const Environment& env) {
+  install::Store store{paths::data_root(env)};
+  auto roots = system_roots(env);
+  if (!roots) return store;
+  for (const auto& root : *roots) {
+    const ownership::Subject subject{"system store", "", ""};
+    if (ownership::check_path(root, subject) && ownership::check_path(root / "toolkits", subject))
+      store.shared_roots.push_back(root);
+  }
+  return store;
+}
+
+}  // namespace cudaenv::project
