@@ -9,9 +9,11 @@
 # scripts/package then checks every ELF file it ships for a glibc version above 2.34.
 function(cudaenv_link_portable target)
   find_library(CUDAENV_LIBARCHIVE_STATIC NAMES libarchive.a REQUIRED)
-  # libarchive's own dependencies (pkg-config --static libarchive), less libxml2: only the XAR
-  # format needs it, and cudaenv reads tar and zip alone. --as-needed drops any left unused.
-  set(archive_deps nettle acl lzma zstd lz4 bz2 z)
+  # libarchive's own dependencies (what libarchive.so.13 needs), named by soname because Debian
+  # ships no -dev package for some; less libxml2: only the XAR format needs it, and cudaenv
+  # reads tar and zip alone. --as-needed drops any left unused.
+  set(archive_deps -l:libnettle.so.8 -l:libacl.so.1 -l:liblzma.so.5 -l:libzstd.so.1
+                   -l:liblz4.so.1 -l:libbz2.so.1.0 -l:libz.so.1)
   target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/src/compat/arc4random.c)
   set_target_properties(LibArchive::LibArchive PROPERTIES
     IMPORTED_LOCATION ${CUDAENV_LIBARCHIVE_STATIC} INTERFACE_LINK_LIBRARIES "${archive_deps}")
