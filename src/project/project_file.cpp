@@ -143,6 +143,9 @@ Result<ProjectFile> parse_project_file(std::string_view text, const std::string&
   file.cuda = *cuda;
   file.cudnn = *cudnn;
   file.frameworks = std::move(*frameworks);
+  auto targets = targets_in(root, path);
+  if (!targets) return targets.error();
+  file.targets = std::move(*targets);
   for (const auto& unknown : unknown_keys(root, project_file_keys())) {
     if (!file.cuda) return refused_key(unknown, text, path);
     file.warnings.push_back(ignored_key(unknown, path));

@@ -12,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "project/targets.hpp"
 
 namespace cudaenv::project {
 
@@ -21,6 +22,7 @@ struct ProjectFile {
   std::optional<VersionSpec> cuda;
   std::optional<VersionSpec> cudnn;
   std::map<std::string, VersionSpec> frameworks;  // torch, tensorflow, jax
+  std::vector<DeclaredTarget> targets;            // [targets.NAME], in file order
   // Keys the schema does not know, beside a valid `cuda`: ignored, each said with its file:line
   // and a suggestion. (Without a valid `cuda` an unknown key is an error: see parse_project_file.)
   std::vector<Error> warnings;

@@ -20,10 +20,13 @@ std::string quoted(std::string_view key) { return "\"" + text::printable(key) + 
 // Where a key of the schema is written, for a suggestion: "at the top" or "under [frameworks]".
 std::string place_of(const KeySpec& spec) {
   if (spec.table.empty()) return "at the top of the file, above any [table] line";
-  return "under [" + std::string(spec.table) + "]";
+  auto table = std::string(spec.table);
+  if (text::ends_with(table, ".*")) table.replace(table.size() - 1, 1, "NAME");
+  return "under [" + table + "]";
 }
 
 std::string name_of(const KeySpec& spec) {
+  if (spec.type == ValueType::named_tables) return "[" + std::string(spec.key) + ".NAME]";
   return spec.type == ValueType::table ? "[" + std::string(spec.key) + "]" : quoted(spec.key);
 }
 
@@ -53,8 +56,9 @@ std::string listing(std::string_view table, const std::vector<KeySpec>& schema) 
     if (spec.table != table) continue;
     names += (names.empty() ? "" : ", ") + name_of(spec);
   }
-  return (table.empty() ? "the keys are " : "the keys of [" + std::string(table) + "] are ") +
-         names;
+  auto shown = std::string(table);
+  if (text::ends_with(shown, ".*")) shown.replace(shown.size() - 1, 1, "NAME");
+  return (table.empty() ? "the keys are " : "the keys of [" + shown + "] are ") + names;
 }
 
 // "did you mean …?" for a key that is nowhere in the schema where it stands.
@@ -101,13 +105,38 @@ UnknownKey describe_unknown(std::string_view key, std::string_view table, std::s
 }
 
 void check_table(const toml::table& table, std::string_view name,
-                 const std::vector<KeySpec>& schema, std::vector<UnknownKey>& out) {
+                 const std::vector<KeySpec>& schema, std::vector<UnknownKey>& out,
+                 std::string_view shown_name = {});
+
+// Each table of [targets] is checked against the keys listed under "targets.*"; what it is
+// called is the user's choice.
+void check_named_tables(const toml::table& table, std::string_view name,
+                        const std::vector<KeySpec>& schema, std::vector<UnknownKey>& out) {
+  const auto pattern = std::string(name) + ".*";
+  for (const auto& [key, node] : table) {
+    if (!node.is_table()) continue;  // the table's own parser says what is wrong with it
+    check_table(*node.as_table(), pattern, schema, out,
+                std::string(name) + "." + std::string(key.str()));
+  }
+}
+
+void check_table(const toml::table& table, std::string_view name,
+                 const std::vector<KeySpec>& schema, std::vector<UnknownKey>& out,
+                 std::string_view shown_name) {
   for (const auto& [key, node] : table) {
     const auto* spec = find_key(key.str(), name, schema);
     if (spec == nullptr) {
-      out.push_back(describe_unknown(key.str(), name, key.source().begin.line, schema));
+      auto unknown = describe_unknown(key.str(), name, key.source().begin.line, schema);
+      if (!shown_name.empty()) {
+        unknown.key = std::string(shown_name) + "." + std::string(key.str());
+        unknown.problem =
+            "unknown key " + quoted(key.str()) + " in [" + text::printable(shown_name) + "]";
+      }
+      out.push_back(std::move(unknown));
     } else if (spec->type == ValueType::table && node.is_table()) {
       check_table(*node.as_table(), key.str(), schema, out);
+    } else if (spec->type == ValueType::named_tables && node.is_table()) {
+      check_named_tables(*node.as_table(), key.str(), schema, out);
     }
   }
 }
@@ -122,6 +151,9 @@ const std::vector<KeySpec>& project_file_keys() {
       {"frameworks", "torch", ValueType::version_spec},
       {"frameworks", "tensorflow", ValueType::version_spec},
       {"frameworks", "jax", ValueType::version_spec},
+      {"", "targets", ValueType::named_tables},
+      {"targets.*", "driver", ValueType::string},
+      {"targets.*", "arch", ValueType::string_list},
   };
   return keys;
 }

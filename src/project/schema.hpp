@@ -11,9 +11,14 @@
 
 #include <toml++/toml.h>
 
+#include "core/error.hpp"
+#include "project/targets.hpp"
+
 namespace cudaenv::project {
 
-enum class ValueType { version_spec, string, integer, table };
+// named_tables: a table of tables with names of the user's choosing ([targets.a100]), whose
+// keys are those the schema lists under "<key>.*".
+enum class ValueType { version_spec, string, integer, table, string_list, named_tables };
 
 struct KeySpec {
   std::string_view table;  // "" for the top level, else the table's name
@@ -45,5 +50,9 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 // What the text right of `=` on line `line` (1-based) says, comment and blanks removed: the raw
 // value, to quote it back in a suggestion (`CUDA=13.0` → `cuda = "13.0"`).
 std::string raw_value_on_line(std::string_view text, std::size_t line);
+
+// The [targets.NAME] tables of a parsed .cudaenv (project/targets.hpp), checked; errors name
+// `path` and the line.
+Result<std::vector<DeclaredTarget>> targets_in(const toml::table& root, const std::string& path);
 
 }  // namespace cudaenv::project

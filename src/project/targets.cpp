@@ -1,0 +1,143 @@
+#include "project/targets.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/text.hpp"
+#include "project/project_file.hpp"
+#include "project/schema.hpp"
+
+namespace cudaenv::project {
+
+namespace {
+
+Error target_error(const std::string& path, std::size_t line, const std::string& problem,
+                   const std::string& hint) {
+  return make_error(ErrorKind::usage, path + ":" + std::to_string(line) + ": " + problem, hint);
+}
+
+bool is_target_name(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_';
+  });
+}
+
+const char* const example_target =
+    "[targets.a100] with driver = \"535.104.05\" and arch = [\"8.0\"]";
+
+Result<Version> target_driver(const toml::table& table, const std::string& where, std::size_t line,
+                              const std::string& path) {
+  const auto* node = table.get("driver");
+  if (node == nullptr)
+    return target_error(path, line, where + " has no driver",
+                        "add driver = \"535.104.05\" (the oldest driver on those machines)");
+  const auto value = node->value<std::string>();
+  const auto driver = value ? Version::parse(*value) : std::nullopt;
+  if (!driver || driver->size() < 2)
+    return target_error(path, node->source().begin.line,
+                        where + ".driver must be a quoted driver version such as \"535.104.05\"",
+                        "write driver = \"535.104.05\" (nvidia-smi prints it)");
+  return *driver;
+}
+
+// A compute capability as "8.0": a major and a minor, nothing else.
+std::optional<Version> arch_value(const toml::node& node) {
+  const auto value = node.value<std::string>();
+  if (!value) return std::nullopt;
+  auto arch = Version::parse(*value);
+  if (!arch || arch->size() != 2 || text::starts_with(*value, "v") ||
+      text::starts_with(*value, "V"))
+    return std::nullopt;
+  return arch;
+}
+
+Result<std::vector<Version>> target_archs(const toml::table& table, const std::string& where,
+                                          std::size_t line, const std::string& path) {
+  const auto* node = table.get("arch");
+  const auto hint = "write arch = [\"8.0\"] (the compute capabilities of those GPUs)";
+  if (node == nullptr) return target_error(path, line, where + " has no arch", hint);
+  const auto* list = node->as_array();
+  const auto at = node->source().begin.line;
+  if (list == nullptr || list->empty())
+    return target_error(path, at, where + ".arch must be a list of compute capabilities", hint);
+  std::vector<Version> archs;
+  for (const auto& item : *list) {
+    auto arch = arch_value(item);
+    if (!arch)
+      return target_error(path, at,
+                          where +
+                              ".arch: each entry must be a quoted compute capability such as "
+                              "\"8.0\"",
+                          hint);
+    if (std::find(archs.begin(), archs.end(), *arch) == archs.end()) archs.push_back(*arch);
+  }
+  std::sort(archs.begin(), archs.end());
+  return archs;
+}
+
+Result<DeclaredTarget> one_target(std::string_view name, const toml::node& node,
+                                  const std::string& path) {
+  const auto line = node.source().begin.line;
+  const auto where = "targets." + text::printable(name);
+  if (!is_target_name(name))
+    return target_error(
+        path, line,
+        "target name \"" + text::printable(name) + "\" must be letters, digits, '-' or '_'",
+        "rename it, e.g. [targets.a100]");
+  const auto* table = node.as_table();
+  if (table == nullptr)
+    return target_error(path, line, where + " must be a table",
+                        std::string("write ") + example_target);
+  auto driver = target_driver(*table, where, line, path);
+  if (!driver) return driver.error();
+  auto archs = target_archs(*table, where, line, path);
+  if (!archs) return archs.error();
+  return DeclaredTarget{std::string(name), *driver, *archs, line};
+}
+
+}  // namespace
+
+Result<std::vector<DeclaredTarget>> targets_in(const toml::table& root, const std::string& path) {
+  std::vector<DeclaredTarget> targets;
+  const auto* node = root.get("targets");
+  if (node == nullptr) return targets;
+  const auto* table = node->as_table();
+  if (table == nullptr)
+    return target_error(path, node->source().begin.line, "targets must be a table",
+                        std::string("write ") + example_target);
+  for (const auto& [name, entry] : *table) {
+    auto target = one_target(name.str(), entry, path);
+    if (!target) return target.error();
+    targets.push_back(std::move(*target));
+  }
+  std::stable_sort(targets.begin(), targets.end(),
+                   [](const auto& a, const auto& b) { return a.line < b.line; });
+  return targets;
+}
+
+Result<std::vector<DeclaredTarget>> parse_targets(std::string_view text, const std::string& path) {
+  auto file = parse_project_file(text, path);
+  if (!file) return file.error();
+  return std::move(file->targets);
+}
+
+Result<std::vector<DeclaredTarget>> read_targets(const std::filesystem::path& project_file) {
+  auto file = read_project_file(project_file);
+  if (!file) return file.error();
+  return std::move(file->targets);
+}
+
+const DeclaredTarget* find_target(const std::vector<DeclaredTarget>& targets,
+                                  std::string_view name) {
+  for (const auto& target : targets) {
+    if (target.name == name) return &target;
+  }
+  return nullptr;
+}
+
+std::string arch_digits(const Version& arch) {
+  return std::to_string(arch.major()) + std::to_string(arch.minor());
+}
+
+}  // namespace cudaenv::project

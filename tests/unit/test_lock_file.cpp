@@ -1,0 +1,130 @@
+// [targets.NAME] in .cudaenv (checked with file:line like the rest of the file) and
+// .cudaenv.lock read back exactly as written, with every untrusted field checked.
+
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include "lock/lock_file.hpp"
+#include "project/project_file.hpp"
+#include "project/targets.hpp"
+
+using namespace cudaenv;
+
+namespace {
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+const char* const two_targets =
+    "cuda = \"12.4\"\n"
+    "[targets.a100]\n"
+    "driver = \"535.104.05\"\n"
+    "arch = [\"8.0\"]\n"
+    "[targets.h100]\n"
+    "driver = \"550.54.15\"\n"
+    "arch = [\"9.0\", \"8.0\"]\n";
+
+lock::LockFile sample_lock() {
+  lock::LockFile lock;
+  lock.generated_by = "cudaenv 1.0";
+  lock.database_revision = "2026.11.1";
+  lock.database_sha256 = std::string(64, 'a');
+  lock.request = {{"cuda", "12.4"}, {"torch", "2.5"}};
+  lock.toolkit.version = "12.4.1";
+  lock.toolkit.components.push_back({"cuda_nvcc", "12.4.131",
+                                     "cuda_nvcc/linux-x86_64/nvcc \"x\".tar.xz",
+                                     std::string(64, 'b'), 42});
+  lock.frameworks["torch"] = {"2.5.1+cu124", "https://download.pytorch.org/whl/cu124",
+                              "pip install torch==2.5.1+cu124"};
+  lock::LockedTarget target{"535.104.05", "minor-compat", {"8.0"}, "8.0", "80", "", {}};
+  target.verified.push_back({"2026-11-30T19:00:00Z", "NVIDIA A100", "8.0", "550.54.15", "12.4.1",
+                             std::string(64, 'c'), std::string(64, 'd')});
+  lock.targets["a100"] = target;
+  return lock;
+}
+
+}  // namespace
+
+TEST_CASE("declared targets are read in file order with their driver and sorted archs") {
+  auto file = project::parse_project_file(two_targets, "/r/.cudaenv");
+  REQUIRE(file.ok());
+  REQUIRE(file->warnings.empty());
+  REQUIRE(file->targets.size() == 2);
+  CHECK(file->targets[0].name == "a100");
+  CHECK(file->targets[0].driver.str() == "535.104.05");
+  CHECK(file->targets[1].name == "h100");
+  REQUIRE(file->targets[1].archs.size() == 2);
+  CHECK(file->targets[1].archs[0].str() == "8.0");
+  CHECK(project::arch_digits(file->targets[1].archs[1]) == "90");
+  CHECK(project::find_target(file->targets, "h100") == &file->targets[1]);
+}
+
+TEST_CASE("a bad target names the file, the line and what to write") {
+  auto no_driver =
+      project::parse_targets("cuda = \"12.4\"\n[targets.a100]\narch = [\"8.0\"]\n", "/r/.cudaenv");
+  REQUIRE_FALSE(no_driver.ok());
+  CHECK(no_driver.error().message == "/r/.cudaenv:2: targets.a100 has no driver");
+  CHECK(no_driver.error().kind == ErrorKind::usage);
+  auto bad_arch = project::parse_targets(
+      "cuda = \"12.4\"\n[targets.a100]\ndriver = \"535.104.05\"\narch = [\"sm_80\"]\n",
+      "/r/.cudaenv");
+  REQUIRE_FALSE(bad_arch.ok());
+  CHECK(has(bad_arch.error().message, "/r/.cudaenv:4: targets.a100.arch"));
+  auto bad_name = project::parse_targets("cuda = \"12.4\"\n[targets.\"a b\"]\n", "/r/.cudaenv");
+  REQUIRE_FALSE(bad_name.ok());
+  CHECK(has(bad_name.error().message, "must be letters, digits"));
+}
+
+TEST_CASE("a misspelled key inside a target is named with its target") {
+  auto file = project::parse_project_file(
+      "cuda = \"12.4\"\n[targets.a100]\ndriver = \"535.104.05\"\narch = [\"8.0\"]\narhc = 1\n",
+      "/r/.cudaenv");
+  REQUIRE(file.ok());
+  REQUIRE(file->warnings.size() == 1);
+  CHECK(file->warnings[0].message ==
+        "/r/.cudaenv:5: unknown key \"arhc\" in [targets.a100] (ignored); did you mean \"arch\"?");
+}
+
+TEST_CASE("a lock file reads back exactly what was written, quotes and all") {
+  const auto lock = sample_lock();
+  const auto text = lock::render_lock_file(lock);
+  auto back = lock::parse_lock_file(text, "/r/.cudaenv.lock");
+  REQUIRE(back.ok());
+  CHECK(lock::render_lock_file(*back) == text);
+  CHECK(back->toolkit.components[0].relative_path == "cuda_nvcc/linux-x86_64/nvcc \"x\".tar.xz");
+  CHECK(back->targets.at("a100").verified.size() == 1);
+  CHECK(lock::set_digest(*back) == lock::set_digest(lock));
+}
+
+TEST_CASE("receipts and the generator do not change the locked set's digest; a component does") {
+  auto lock = sample_lock();
+  const auto digest = lock::set_digest(lock);
+  lock.generated_by = "cudaenv 2.0";
+  lock.targets["a100"].verified.clear();
+  CHECK(lock::set_digest(lock) == digest);
+  lock.toolkit.components[0].sha256 = std::string(64, 'e');
+  CHECK(lock::set_digest(lock) != digest);
+}
+
+TEST_CASE("a lock whose archive path escapes the mirror or whose digest is malformed is refused") {
+  auto lock = sample_lock();
+  lock.toolkit.components[0].relative_path = "../../etc/passwd";
+  auto escaping = lock::parse_lock_file(lock::render_lock_file(lock), "/r/.cudaenv.lock");
+  REQUIRE_FALSE(escaping.ok());
+  CHECK(has(escaping.error().message, "toolkit.components[0].relative_path must be a path below"));
+  lock = sample_lock();
+  lock.toolkit.components[0].sha256 = "abc";
+  auto short_digest = lock::parse_lock_file(lock::render_lock_file(lock), "/r/.cudaenv.lock");
+  REQUIRE_FALSE(short_digest.ok());
+  CHECK(has(short_digest.error().message, "/r/.cudaenv.lock:"));
+  CHECK(has(short_digest.error().message, "sha256 must be 64 lower-case hex digits"));
+  CHECK(short_digest.error().hint == "run `cudaenv lock` to write the lock again");
+}
+
+TEST_CASE("a lock of another lock_version is refused with the fix") {
+  auto other = lock::parse_lock_file("lock_version = 9\n", "/r/.cudaenv.lock");
+  REQUIRE_FALSE(other.ok());
+  CHECK(has(other.error().message, "lock_version 9 is not one this cudaenv reads"));
+}
