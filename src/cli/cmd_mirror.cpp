@@ -35,8 +35,8 @@ Status publish_cudaenv(const MirrorOptions& options, Context& context) {
   auto published = install::publish_bundle(options.directory, options.bundle,
                                            install::embedded_get_script().front().text);
   if (!published) return published.error();
-  context.out << "published cudaenv " << published->version.str() << " ("
-              << published->file_name << ") into "
+  context.out << "published cudaenv " << published->version.str() << " (" << published->file_name
+              << ") into "
               << text::printable((std::filesystem::path(options.directory) / "cudaenv").string(),
                                  text::message_limit)
               << '\n';

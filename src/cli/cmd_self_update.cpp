@@ -42,8 +42,7 @@ Status run_self_update(const SelfUpdateOptions& options, Context& context) {
                 << latest->version.str() << ")\n";
     return Ok{};
   }
-  if (auto installed =
-          install::install_bundle(mirror, *latest, *prefix, setup->settings.fetch);
+  if (auto installed = install::install_bundle(mirror, *latest, *prefix, setup->settings.fetch);
       !installed)
     return setup->explain(installed.error());
   context.out << "updated cudaenv " << CUDAENV_VERSION_STRING << " to " << latest->version.str()

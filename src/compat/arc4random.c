@@ -14,8 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <sys/random.h>
 #include <unistd.h>
+
+#include <sys/random.h>
 
 /* Fills buf from /dev/urandom: only for kernels older than 3.17, which lack getrandom(2). */
 static void fill_from_urandom(unsigned char* buf, size_t size) {

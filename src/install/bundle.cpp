@@ -44,8 +44,8 @@ Result<bool> holds_front_program(const fs::path& tarball) {
     if (name != nullptr && std::regex_match(name, front)) return true;
   }
   if (status != ARCHIVE_EOF)
-    return make_error(ErrorKind::usage, "--with-cudaenv: " + shown(tarball.string()) +
-                                            " is not a readable .tar.gz",
+    return make_error(ErrorKind::usage,
+                      "--with-cudaenv: " + shown(tarball.string()) + " is not a readable .tar.gz",
                       "name a bundle scripts/package wrote");
   return false;
 }
@@ -60,8 +60,8 @@ Status write_file(const fs::path& path, std::string_view text) {
   std::error_code ec;
   fs::rename(temporary, path, ec);
   if (ec)
-    return make_error(ErrorKind::failure, "cannot write " + shown(path.string()) + ": " +
-                                              ec.message());
+    return make_error(ErrorKind::failure,
+                      "cannot write " + shown(path.string()) + ": " + ec.message());
   return Ok{};
 }
 
@@ -74,8 +74,8 @@ ChunkSource file_chunks(std::ifstream& in, std::vector<char>& buffer) {
   };
 }
 
-Status download_checked(const std::string& url, const fs::path& file,
-                        const BundleRelease& release, const fetch::FetchOptions& options) {
+Status download_checked(const std::string& url, const fs::path& file, const BundleRelease& release,
+                        const fetch::FetchOptions& options) {
   fetch::ResumableStream stream(url, file, 0, options);
   if (auto drained = stream.drain(); !drained) return drained.error();
   if (stream.sha256_hex() != release.sha256)
@@ -166,8 +166,8 @@ Result<BundleRelease> publish_bundle(const fs::path& dir, const fs::path& bundle
   fs::create_directories(releases, ec);
   fs::copy_file(bundle, releases / bundle.filename(), fs::copy_options::overwrite_existing, ec);
   if (ec)
-    return make_error(ErrorKind::failure,
-                      "cannot copy the bundle into " + shown(releases.string()) + ": " + ec.message());
+    return make_error(ErrorKind::failure, "cannot copy the bundle into " +
+                                              shown(releases.string()) + ": " + ec.message());
   if (auto written = write_file(dir / "cudaenv" / "get", get_script); !written)
     return written.error();
   const std::string line = *sha256 + "  " + bundle.filename().string() + "\n";

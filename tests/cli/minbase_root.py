@@ -25,18 +25,19 @@ def skip_unless_possible():
         sys.exit(SKIP)
 
 
-def cached_tarball():
-    """The minbase root's tarball in the test cache, made with debootstrap the first time."""
+def cached_tarball(packages=()):
+    """The minbase root's tarball in the test cache, made with debootstrap the first time; with
+    `packages`, the root with those Debian packages added (apt-get inside it, once)."""
     cache = Path(os.environ.get("CUDAENV_TEST_CACHE") or Path.home() / ".cache/cudaenv-ci/downloads")
     cache.mkdir(parents=True, exist_ok=True)
-    tarball = cache / f"debian-{SUITE}-minbase.tar.gz"
-    with open(cache / f".debian-{SUITE}-minbase.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one debootstrap at a time; the others wait and reuse
+    name = "-".join([f"debian-{SUITE}-minbase", *packages])
+    tarball = cache / f"{name}.tar.gz"
+    with open(cache / f".{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one root built at a time; the others wait and reuse
         if not tarball.exists():
-            build = cache / f".debian-{SUITE}-minbase-{os.getpid()}"
+            build = cache / f".{name}-{os.getpid()}"
             try:
-                subprocess.run(["debootstrap", "--variant=minbase", SUITE, str(build), DEBIAN_MIRROR],
-                               check=True, stdout=subprocess.DEVNULL, timeout=1200)
+                _make_root(build, packages)
                 subprocess.run(["tar", "-C", str(build), "-czf", f"{tarball}.tmp", "."], check=True)
                 os.replace(f"{tarball}.tmp", tarball)
             finally:
@@ -44,11 +45,25 @@ def cached_tarball():
     return tarball
 
 
-def unpack(into):
-    """A fresh copy of the minbase root at `into`; returns its path."""
+def _make_root(build, packages):
+    if not packages:
+        subprocess.run(["debootstrap", "--variant=minbase", SUITE, str(build), DEBIAN_MIRROR],
+                       check=True, stdout=subprocess.DEVNULL, timeout=1200)
+        return
+    build.mkdir()
+    subprocess.run(["tar", "-C", str(build), "-xzf", str(cached_tarball())], check=True)
+    added = run(build, "apt-get update -qq && apt-get install -y -qq --no-install-recommends "
+                + " ".join(packages) + " && apt-get clean", timeout=1200,
+                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "DEBIAN_FRONTEND": "noninteractive"})
+    if added.returncode != 0:
+        raise RuntimeError(f"apt-get install {packages} in the minbase root failed: {added.stderr}")
+
+
+def unpack(into, packages=()):
+    """A fresh copy of the minbase root (with `packages` added) at `into`; returns its path."""
     root = Path(into)
     root.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["tar", "-C", str(root), "-xzf", str(cached_tarball())], check=True)
+    subprocess.run(["tar", "-C", str(root), "-xzf", str(cached_tarball(packages))], check=True)
     return root
 
 

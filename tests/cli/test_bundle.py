@@ -15,7 +15,7 @@ import tarfile
 from pathlib import Path
 
 import minbase_root
-from harness import case, check, finish, mirror_server
+from harness import BINARY, case, check, clean_env, finish, mirror_server
 from synthetic_mirror import toolkit_release
 
 BUNDLE = os.environ.get("CUDAENV_BUNDLE", "")
@@ -109,6 +109,46 @@ def the_unpacked_bundle_works_in_a_minimal_debian_root(tmp):
     print(f"--- bash hook:\n{hook.stdout}{hook.stderr}", end="")
     check("active=12.4.1" in hook.stdout, "the bash hook activates the pinned toolkit at the prompt")
     check("V12.4.131" in hook.stdout, "nvcc on PATH is the pinned toolkit's")
+
+
+
+@case
+def a_generated_dockerfiles_install_steps_run_in_a_minimal_root(tmp):
+    # The recipe as `cudaenv export dockerfile` writes it for a project with targets.
+    project = tmp / "project"
+    project.mkdir()
+    (project / ".cudaenv").write_text('cuda = "12.4"\n[targets.h100]\ndriver = "550.54.15"\narch = ["9.0"]\n')
+    env = clean_env(tmp, CUDAENV_ROOT=tmp / "data", PWD=project)
+    recipe = subprocess.run([BINARY, "export", "dockerfile"], cwd=project, env=env,
+                            capture_output=True, text=True, timeout=60)
+    check(recipe.returncode == 0, f"export dockerfile: {recipe.stderr!r}")
+    runs = re.findall(r"^RUN (.*)$", recipe.stdout, re.M)
+    envs = re.findall(r'^ENV (\w+)="([^"]*)"$', recipe.stdout, re.M)
+    check(len(runs) == 3 and envs, f"install steps and environment: {recipe.stdout}")
+    # The mirror the build argument names: the toolkit and the bundle with its get script.
+    toolkit_release(tmp / "mirror", "12.4.1", "12.4.131")
+    made = subprocess.run([BINARY, "mirror", "create", str(tmp / "mirror"), "--with-cudaenv", BUNDLE],
+                          env=env, capture_output=True, text=True, timeout=120)
+    check(made.returncode == 0, f"mirror create --with-cudaenv: {made.stderr!r}")
+    # An image with curl (ubuntu:24.04 after the recipe's first step), where no engine runs.
+    root = minbase_root.unpack(tmp / "root", packages=("curl",))
+    (root / "project").mkdir()
+    (root / "project/.cudaenv").write_text((project / ".cudaenv").read_text())  # COPY .cudaenv ./
+    base = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "LANG": "C.UTF-8"}
+    with mirror_server(tmp / "mirror") as (url, _):
+        for line in runs:
+            step = minbase_root.run(root, f"cd /project && {line}", {**base, "CUDAENV_MIRROR": url})
+            print(f"--- RUN {line}\n{step.stdout}{step.stderr}", end="")
+            check(step.returncode == 0, f"RUN {line} succeeds in the root")
+    image_env = dict(base)
+    for name, value in envs:
+        image_env[name] = value.replace("$PATH", image_env["PATH"])
+    used = minbase_root.run(root, 'cd / && echo "CUDA_HOME=$CUDA_HOME" && nvcc --version && '
+                                  'cudaenv current', image_env)
+    print(f"--- in the image's environment\n{used.stdout}{used.stderr}", end="")
+    check("V12.4.131" in used.stdout, "nvcc on the image's PATH is the recipe's toolkit")
+    check(used.returncode == 0 and "12.4.1" in used.stdout, "cudaenv in the image sees the toolkit")
+    check(image_env.get("CMAKE_CUDA_ARCHITECTURES") == "90", f"the target's arch: {image_env}")
 
 
 finish()
