@@ -1,10 +1,12 @@
 // `cudaenv mirror create DIR --cuda VERSION [--cudnn VERSION] [--components ...] [--mirror
-// UPSTREAM | --source pypi [--index-url URL]]`
+// UPSTREAM | --source pypi [--index-url URL]] [--with-cudaenv BUNDLE]`
 
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
 #include "cli/terminal.hpp"
 #include "core/text.hpp"
+#include "install/bundle.hpp"
+#include "install/get_script.hpp"
 #include "install/mirror_create.hpp"
 #include "install/pypi_plan.hpp"
 #include "install/wheel_mirror.hpp"
@@ -83,6 +85,21 @@ Status mirror_from_index(const MirrorOptions& options, const std::string& produc
   context.out << "mirrored " << product << " " << shown.version << " (" << shown.archives.size()
               << " wheels from " << setup.index_url << ", repacked) into " << options.directory
               << '\n';
+  return {};
+}
+
+// --with-cudaenv: the release bundle, its sha256 line and the get-cudaenv script.
+Status publish_cudaenv(const MirrorOptions& options, Context& context) {
+  auto published = install::publish_bundle(options.directory, options.bundle,
+                                           install::embedded_get_script().front().text);
+  if (!published) return published.error();
+  context.out << "published cudaenv " << published->version.str() << " (" << published->file_name
+              << ") into "
+              << text::printable((std::filesystem::path(options.directory) / "cudaenv").string(),
+                                 text::message_limit)
+              << '\n';
+  notes(context) << "install it on a machine with: curl -fsSL <its URL>/cudaenv/get | sh -s -- "
+                    "<its URL>\n";
   return Ok{};
 }
 
@@ -91,9 +108,12 @@ Status run_mirror_create(const MirrorOptions& options, Context& context) {
   if (!setup) return setup.error();
   auto platform = install::detect_platform(context.sysroot);
   if (!platform) return platform.error();
-  if (options.cuda.empty() && options.cudnn.empty()) {
+  if (options.cuda.empty() && options.cudnn.empty() && options.bundle.empty()) {
     return make_error(ErrorKind::usage, "mirror create: nothing to mirror",
-                      "name --cuda VERSION and/or --cudnn VERSION");
+                      "name --cuda VERSION, --cudnn VERSION and/or --with-cudaenv BUNDLE");
+  }
+  if (!options.bundle.empty()) {
+    if (auto status = publish_cudaenv(options, context); !status) return status;
   }
   if (!options.cuda.empty()) {
     auto status = setup->from_index()
@@ -138,6 +158,8 @@ void add_mirror_command(CLI::App& app, Context& context, Outcome& outcome) {
   create->add_option("--cudnn", options->cudnn, "cuDNN release to mirror (a version spec)");
   create->add_option("--components", options->components,
                      "minimal, full (default) or a comma-separated list");
+  create->add_option("--with-cudaenv", options->bundle,
+                     "Also serve this cudaenv release bundle (scripts/package) and get-cudaenv");
   add_download_flags(*create, options->download);
   add_source_flags(*create, options->download);
   create->callback(

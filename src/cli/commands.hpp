@@ -82,8 +82,13 @@ struct MirrorOptions {
   std::string cudnn;
   std::string components = "full";
   DownloadFlags download;  // --mirror is the upstream here
+  std::string bundle;      // --with-cudaenv: a release bundle to serve too
 };
 void add_mirror_command(CLI::App& app, Context& context, Outcome& outcome);
+// `cudaenv self-update`: the newer release bundle from the mirror, in place of this one.
+void add_self_update_command(CLI::App& app, Context& context, Outcome& outcome);
+// `cudaenv export dockerfile|apptainer`: a container recipe for the project here.
+void add_export_command(CLI::App& app, Context& context, Outcome& outcome);
 
 struct UseOptions {
   std::string spec;

@@ -67,7 +67,8 @@ std::filesystem::path running_executable() {
 
 std::filesystem::path companion_program(const std::string& name) {
   const auto dir = running_executable().parent_path();
-  auto installed = dir.parent_path() / "libexec" / "cudaenv" / name;
+  // Installed: the GNUInstallDirs libexec directory, relative to bin/ (CMakeLists.txt).
+  auto installed = (dir / CUDAENV_COMPANION_FROM_BIN / name).lexically_normal();
   std::error_code ec;
   if (std::filesystem::exists(installed, ec)) return installed;
   return dir / name;

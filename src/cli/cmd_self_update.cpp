@@ -1,0 +1,66 @@
+// `cudaenv self-update [--force] [--mirror URL]`: replaces the running release bundle with the
+// newer one the mirror serves (install/bundle.hpp), sha256-checked, file by file atomically.
+
+#include "cli/commands.hpp"
+#include "cli/terminal.hpp"
+#include "core/paths.hpp"
+#include "core/text.hpp"
+#include "install/bundle.hpp"
+
+#ifndef CUDAENV_VERSION_STRING
+#define CUDAENV_VERSION_STRING "unknown"
+#endif
+
+namespace cudaenv::cli {
+
+namespace {
+
+struct SelfUpdateOptions {
+  bool force = false;
+  DownloadFlags download;
+};
+
+std::string without_trailing_slash(std::string url) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return url;
+}
+
+Status run_self_update(const SelfUpdateOptions& options, Context& context) {
+  auto prefix = install::running_bundle_prefix(paths::running_executable());
+  if (!prefix) return prefix.error();
+  auto setup = download_setup(options.download, context);
+  if (!setup) return setup.error();
+  const auto mirror = without_trailing_slash(setup->mirror);
+  const auto latest_url = mirror + "/cudaenv/latest-linux-x86_64";
+  auto text = fetch::fetch_text(latest_url, setup->settings.fetch);
+  if (!text) return setup->explain(text.error());
+  auto latest = install::parse_latest_bundle(*text, latest_url);
+  if (!latest) return latest.error();
+  const auto running = Version::parse(CUDAENV_VERSION_STRING);
+  if (!options.force && running && latest->version <= *running) {
+    context.out << "cudaenv " << CUDAENV_VERSION_STRING << " is up to date (the mirror offers "
+                << latest->version.str() << ")\n";
+    return Ok{};
+  }
+  if (auto installed = install::install_bundle(mirror, *latest, *prefix, setup->settings.fetch);
+      !installed)
+    return setup->explain(installed.error());
+  context.out << "updated cudaenv " << CUDAENV_VERSION_STRING << " to " << latest->version.str()
+              << " in " << text::printable(prefix->string(), text::message_limit) << '\n';
+  return Ok{};
+}
+
+}  // namespace
+
+void add_self_update_command(CLI::App& app, Context& context, Outcome& outcome) {
+  auto options = std::make_shared<SelfUpdateOptions>();
+  auto* command = app.add_subcommand(
+      "self-update", "Replace this cudaenv with the newer release bundle the mirror serves");
+  command->add_flag("--force", options->force,
+                    "Install the mirror's bundle even when it is not newer");
+  add_download_flags(*command, options->download);
+  command->callback(
+      [options, &context, &outcome] { outcome.status = run_self_update(*options, context); });
+}
+
+}  // namespace cudaenv::cli

@@ -1,0 +1,209 @@
+#include "install/bundle.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <vector>
+
+#include "core/text.hpp"
+#include "install/extract.hpp"
+
+namespace cudaenv::install {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::regex& bundle_name_pattern() {
+  static const std::regex pattern(R"(cudaenv-([0-9]+(\.[0-9]+){1,3})-linux-x86_64\.tar\.gz)");
+  return pattern;
+}
+
+std::string shown(const std::string& text) { return text::printable(text, text::message_limit); }
+
+// True when the tarball holds <top>/bin/cudaenv: the bundle layout, not any archive so named.
+Result<bool> holds_front_program(const fs::path& tarball) {
+  std::unique_ptr<archive, int (*)(archive*)> reader(archive_read_new(), archive_read_free);
+  archive_read_support_filter_gzip(reader.get());
+  archive_read_support_format_tar(reader.get());
+  if (archive_read_open_filename(reader.get(), tarball.c_str(), 1 << 16) != ARCHIVE_OK)
+    return make_error(ErrorKind::usage,
+                      "--with-cudaenv: cannot read " + shown(tarball.string()) + ": " +
+                          text::printable(archive_error_string(reader.get()), 200),
+                      "name a bundle scripts/package wrote");
+  const std::regex front(R"([^/]+/bin/cudaenv)");
+  archive_entry* entry = nullptr;
+  int status = ARCHIVE_OK;
+  while ((status = archive_read_next_header(reader.get(), &entry)) == ARCHIVE_OK) {
+    const char* name = archive_entry_pathname(entry);
+    if (name != nullptr && std::regex_match(name, front)) return true;
+  }
+  if (status != ARCHIVE_EOF)
+    return make_error(ErrorKind::usage,
+                      "--with-cudaenv: " + shown(tarball.string()) + " is not a readable .tar.gz",
+                      "name a bundle scripts/package wrote");
+  return false;
+}
+
+Status write_file(const fs::path& path, std::string_view text) {
+  const auto temporary = fs::path(path.string() + ".tmp");
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) return make_error(ErrorKind::failure, "cannot write " + shown(path.string()));
+  }
+  std::error_code ec;
+  fs::rename(temporary, path, ec);
+  if (ec)
+    return make_error(ErrorKind::failure,
+                      "cannot write " + shown(path.string()) + ": " + ec.message());
+  return Ok{};
+}
+
+// Reads a local file as the chunks extract() consumes.
+ChunkSource file_chunks(std::ifstream& in, std::vector<char>& buffer) {
+  return [&]() -> Result<std::string_view> {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    if (in.bad()) return make_error(ErrorKind::failure, "cannot read the downloaded bundle");
+    return std::string_view(buffer.data(), static_cast<size_t>(in.gcount()));
+  };
+}
+
+Status download_checked(const std::string& url, const fs::path& file, const BundleRelease& release,
+                        const fetch::FetchOptions& options) {
+  fetch::ResumableStream stream(url, file, 0, options);
+  if (auto drained = stream.drain(); !drained) return drained.error();
+  if (stream.sha256_hex() != release.sha256)
+    return make_error(ErrorKind::integrity,
+                      "sha256 mismatch for " + shown(url) + ": expected " + release.sha256 +
+                          ", got " + stream.sha256_hex(),
+                      "nothing was replaced; the mirror's bundle or its cudaenv/latest-"
+                      "linux-x86_64 is damaged: make the mirror again");
+  return Ok{};
+}
+
+Status unpack(const fs::path& tarball, const fs::path& into, const std::string& name) {
+  std::ifstream in(tarball, std::ios::binary);
+  std::vector<char> buffer(std::size_t{1} << 16);
+  std::error_code ec;
+  const auto size = fs::file_size(tarball, ec);
+  auto extracted = extract(file_chunks(in, buffer),
+                           {into, name, "cudaenv", "share/licenses", default_unpacked_cap(size)});
+  if (!extracted) return extracted.error();
+  for (const char* required : {"bin/cudaenv", "libexec/cudaenv/cudaenv-full"}) {
+    if (!fs::is_regular_file(into / required, ec))
+      return make_error(ErrorKind::integrity, name + " holds no " + required,
+                        "nothing was replaced; the mirror serves something else as the bundle");
+  }
+  return Ok{};
+}
+
+// Renames every file below `from` to the same place below `prefix`, bin/cudaenv last.
+Status move_into(const fs::path& from, const fs::path& prefix) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(from, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (!it->is_directory()) files.push_back(fs::relative(it->path(), from));
+  }
+  if (ec) return make_error(ErrorKind::failure, "cannot read " + shown(from.string()));
+  std::stable_partition(files.begin(), files.end(),
+                        [](const fs::path& file) { return file != "bin/cudaenv"; });
+  for (const auto& file : files) {
+    fs::create_directories((prefix / file).parent_path(), ec);
+    fs::rename(from / file, prefix / file, ec);
+    if (ec)
+      return make_error(ErrorKind::failure,
+                        "cannot replace " + shown((prefix / file).string()) + ": " + ec.message(),
+                        "make " + shown(prefix.string()) + " writable and run self-update again");
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+Result<Version> bundle_version(std::string_view file_name, std::string_view flag) {
+  std::match_results<std::string_view::const_iterator> match;
+  if (!std::regex_match(file_name.begin(), file_name.end(), match, bundle_name_pattern()))
+    return make_error(ErrorKind::usage,
+                      std::string(flag) + ": " + shown(std::string(file_name)) +
+                          " is not named as a release bundle",
+                      "name the cudaenv-<version>-linux-x86_64.tar.gz scripts/package wrote");
+  return *Version::parse(match[1].str());
+}
+
+Result<BundleRelease> parse_latest_bundle(std::string_view text, const std::string& url) {
+  static const std::regex line(R"(([0-9a-f]{64}) [ *](\S+)\n?)");
+  std::match_results<std::string_view::const_iterator> match;
+  if (text.size() < 512 && std::regex_match(text.begin(), text.end(), match, line)) {
+    if (auto version = bundle_version(match[2].str(), url))
+      return BundleRelease{*version, match[2].str(), match[1].str()};
+  }
+  return make_error(ErrorKind::integrity,
+                    shown(url) + " is not a sha256 line naming a cudaenv bundle",
+                    "make the mirror again with cudaenv mirror create --with-cudaenv BUNDLE");
+}
+
+Result<BundleRelease> publish_bundle(const fs::path& dir, const fs::path& bundle,
+                                     std::string_view get_script) {
+  auto version = bundle_version(bundle.filename().string(), "--with-cudaenv");
+  if (!version) return version.error();
+  auto front = holds_front_program(bundle);
+  if (!front) return front.error();
+  if (!*front)
+    return make_error(ErrorKind::usage,
+                      "--with-cudaenv: " + shown(bundle.string()) + " holds no <top>/bin/cudaenv",
+                      "name a bundle scripts/package wrote");
+  auto sha256 = fetch::sha256_file(bundle);
+  if (!sha256) return sha256.error();
+  const auto releases = dir / "cudaenv" / "releases";
+  std::error_code ec;
+  fs::create_directories(releases, ec);
+  fs::copy_file(bundle, releases / bundle.filename(), fs::copy_options::overwrite_existing, ec);
+  if (ec)
+    return make_error(ErrorKind::failure, "cannot copy the bundle into " +
+                                              shown(releases.string()) + ": " + ec.message());
+  if (auto written = write_file(dir / "cudaenv" / "get", get_script); !written)
+    return written.error();
+  const std::string line = *sha256 + "  " + bundle.filename().string() + "\n";
+  if (auto written = write_file(dir / "cudaenv" / "latest-linux-x86_64", line); !written)
+    return written.error();
+  return BundleRelease{*version, bundle.filename().string(), *sha256};
+}
+
+Result<fs::path> running_bundle_prefix(const fs::path& executable) {
+  const auto libexec = executable.parent_path();
+  const auto prefix = libexec.parent_path().parent_path();
+  std::error_code ec;
+  if (libexec.filename() == "cudaenv" && fs::is_regular_file(prefix / "bin" / "cudaenv", ec))
+    return prefix;
+  return make_error(ErrorKind::failure,
+                    "self-update replaces an installed release bundle; this cudaenv runs from " +
+                        shown(libexec.string()),
+                    "update a build from source with git pull and scripts/setup, or install the "
+                    "bundle with get-cudaenv (docs/install.md)");
+}
+
+Status install_bundle(const std::string& mirror, const BundleRelease& release,
+                      const fs::path& prefix, const fetch::FetchOptions& options) {
+  // Beside the installation, so each rename stays on one file system.
+  const auto staging = prefix / (".cudaenv-update-" + std::to_string(::getpid()));
+  std::error_code ec;
+  fs::remove_all(staging, ec);
+  if (!fs::create_directories(staging, ec) || ec)
+    return make_error(ErrorKind::failure, "cannot create " + shown(staging.string()),
+                      "make " + shown(prefix.string()) + " writable and run self-update again");
+  const std::string url = mirror + "/cudaenv/releases/" + release.file_name;
+  auto status = download_checked(url, staging / release.file_name, release, options);
+  if (status) status = unpack(staging / release.file_name, staging / "unpacked", release.file_name);
+  if (status) status = move_into(staging / "unpacked", prefix);
+  fs::remove_all(staging, ec);
+  return status;
+}
+
+}  // namespace cudaenv::install

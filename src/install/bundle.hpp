@@ -1,0 +1,51 @@
+#pragma once
+// The cudaenv release bundle (scripts/package) on a mirror, and `cudaenv self-update`. A mirror
+// made with `mirror create --with-cudaenv BUNDLE` serves:
+//   <mirror>/cudaenv/latest-linux-x86_64            "<sha256>  cudaenv-<v>-linux-x86_64.tar.gz"
+//   <mirror>/cudaenv/releases/cudaenv-<v>-linux-x86_64.tar.gz
+//   <mirror>/cudaenv/get                            scripts/get-cudaenv, for `curl … | sh`
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "core/error.hpp"
+#include "core/version.hpp"
+#include "fetch/http.hpp"
+
+namespace cudaenv::install {
+
+struct BundleRelease {
+  Version version;
+  std::string file_name;  // cudaenv-<version>-linux-x86_64.tar.gz
+  std::string sha256;     // hex
+};
+
+// The version in a bundle's file name; a usage error naming `flag` when it is not one.
+Result<Version> bundle_version(std::string_view file_name, std::string_view flag);
+
+// Reads cudaenv/latest-linux-x86_64 as fetched from `url`: one sha256sum line. Anything else
+// is an integrity error naming the URL.
+Result<BundleRelease> parse_latest_bundle(std::string_view text, const std::string& url);
+
+// `mirror create --with-cudaenv BUNDLE`: checks that BUNDLE is a release bundle (its name, and a
+// bin/cudaenv inside), copies it into <dir>/cudaenv/releases/, writes its sha256 line as
+// cudaenv/latest-linux-x86_64 (last, so the mirror never names a bundle that is not there) and
+// `get_script` as cudaenv/get.
+Result<BundleRelease> publish_bundle(const std::filesystem::path& dir,
+                                     const std::filesystem::path& bundle,
+                                     std::string_view get_script);
+
+// The bundle installation the running cudaenv-full belongs to: <prefix>/libexec/cudaenv/
+// cudaenv-full beside <prefix>/bin/cudaenv. An error when it runs from anywhere else (a build
+// tree): self-update has nothing it may replace there.
+Result<std::filesystem::path> running_bundle_prefix(const std::filesystem::path& executable);
+
+// Downloads the bundle `release` names from `mirror`, checks its sha256 (a mismatch is an
+// integrity error, and nothing is replaced), unpacks it beside `prefix` and renames each of
+// its files over the installed one: every rename is atomic, and bin/cudaenv goes last, so a
+// cudaenv started meanwhile runs the old programs or the new ones, never a missing file.
+Status install_bundle(const std::string& mirror, const BundleRelease& release,
+                      const std::filesystem::path& prefix, const fetch::FetchOptions& options);
+
+}  // namespace cudaenv::install

@@ -1,0 +1,154 @@
+"""The release bundle (scripts/package) where cudaenv's build dependencies are absent: unpacked
+inside a minimal Debian 12 root (debootstrap --variant=minbase: no libcurl, no libarchive, no
+compiler), it must report its version, describe the machine, install a toolkit from a loopback
+mirror, pin it with `use` and activate it through the bash hook. And no file in it may need a
+glibc symbol version newer than 2.34, so it also starts on Ubuntu 22.04 (glibc 2.35).
+
+CUDAENV_BUNDLE names the tarball; scripts/test builds it (scripts/package) and runs this file
+with it set. Without it, the test is skipped."""
+
+import os
+import re
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import minbase_root
+from harness import BINARY, case, check, clean_env, finish, mirror_server
+from synthetic_mirror import toolkit_release
+
+BUNDLE = os.environ.get("CUDAENV_BUNDLE", "")
+GLIBC_CEILING = (2, 34)
+
+if not BUNDLE:
+    print("skipped: CUDAENV_BUNDLE is not set (scripts/test builds the bundle and sets it)")
+    sys.exit(minbase_root.SKIP)
+minbase_root.skip_unless_possible()
+
+
+def required_glibc_versions(path):
+    """The GLIBC_x.y versions an ELF file's "Version References" name (what the loader checks)."""
+    dump = subprocess.run(["objdump", "-p", str(path)], capture_output=True, text=True, check=True).stdout
+    references = dump.split("Version References:", 1)[1] if "Version References:" in dump else ""
+    return {tuple(int(n) for n in m) for m in re.findall(r"\bGLIBC_(\d+)\.(\d+)", references)}
+
+
+def elf_files(top):
+    for path in sorted(Path(top).rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            with open(path, "rb") as f:
+                if f.read(4) == b"\x7fELF":
+                    yield path
+
+
+@case
+def no_file_in_the_bundle_needs_a_glibc_newer_than_2_34(tmp):
+    with tarfile.open(BUNDLE) as tar:
+        tar.extractall(tmp, filter="data")
+    (top,) = list(tmp.iterdir())
+    checked = {}
+    for path in elf_files(top):
+        versions = required_glibc_versions(path)
+        checked[str(path.relative_to(top))] = max(versions) if versions else None
+    too_new = {name: v for name, v in checked.items() if v and v > GLIBC_CEILING}
+    check(not too_new, f"files needing a glibc above 2.34: {too_new}")
+    # The check looked at what matters: the dynamic full program and the libraries it carries.
+    check(checked.get("libexec/cudaenv/cudaenv-full"), f"cudaenv-full was checked: {sorted(checked)}")
+    carried = [name for name in checked if name.startswith("lib/cudaenv/")]
+    check(any("libcurl.so" in name for name in carried), f"libcurl travels in the bundle: {carried}")
+    for program in ("bin/cudaenv", "libexec/cudaenv/cudaenv-shim"):
+        check(program in checked, f"{program} is in the bundle: {sorted(checked)}")
+    for doc in ("share/doc/cudaenv/LICENSE", "share/doc/cudaenv/THIRD_PARTY_NOTICES",
+                "share/man/man1/cudaenv.1", "share/bash-completion/completions/cudaenv"):
+        check((top / doc).is_file(), f"{doc} is in the bundle")
+    notices = list((top / "share/doc/cudaenv/third-party").glob("*.copyright"))
+    check(any(n.name.startswith("libcurl") for n in notices), f"libcurl's copyright file ships: {notices}")
+
+
+def in_root(root, script, **extra):
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/root", "LANG": "C.UTF-8", **extra}
+    proc = minbase_root.run(root, script, env)
+    print(f"--- in the root: {script}\n{proc.stdout}{proc.stderr}", end="")
+    return proc
+
+
+@case
+def the_unpacked_bundle_works_in_a_minimal_debian_root(tmp):
+    root = minbase_root.unpack(tmp / "root")
+    lib = root / "usr/lib/x86_64-linux-gnu"
+    check(not list(lib.glob("libcurl.so*")) and not list(lib.glob("libarchive.so*")),
+          "the minbase root has neither libcurl nor libarchive")
+    (root / "tmp/cudaenv.tar.gz").write_bytes(Path(BUNDLE).read_bytes())
+    unpacked = in_root(root, "mkdir -p /opt/cudaenv && tar -C /opt/cudaenv --strip-components=1 "
+                             "-xzf /tmp/cudaenv.tar.gz && ln -s /opt/cudaenv/bin/cudaenv /usr/local/bin/cudaenv")
+    check(unpacked.returncode == 0, "the bundle unpacks with the root's own tar")
+    # Called through a symlink on PATH, from another directory: it finds its companions itself.
+    path = "/usr/local/bin:/usr/bin:/bin"
+    version = in_root(root, "cd / && cudaenv --version", PATH=path)
+    check(version.returncode == 0 and re.fullmatch(r"cudaenv \d+\.\d+\.\d+\S*\n", version.stdout),
+          f"--version: {version.stdout!r} {version.stderr!r}")
+    info = in_root(root, "cd /tmp && cudaenv info", PATH=path)
+    check(info.returncode == 0 and "Debian GNU/Linux 12" in info.stdout, f"info describes the root")
+    check("error" not in info.stderr, f"info reports no error: {info.stderr!r}")
+
+    toolkit_release(tmp / "mirror", "12.4.1", "12.4.131")
+    with mirror_server(tmp / "mirror") as (url, _):
+        install = in_root(root, f"cudaenv install 12.4 --mirror {url}", PATH=path)
+    check(install.returncode == 0, "install from the loopback mirror succeeds")
+    check((root / "root/.local/share/cudaenv/toolkits/12.4.1/bin/nvcc").is_file(),
+          "the toolkit is in the root's data directory")
+
+    use = in_root(root, "mkdir -p /root/project && cd /root/project && cudaenv use 12.4", PATH=path)
+    check(use.returncode == 0 and (root / "root/project/.cudaenv").is_file(), "use pins the project")
+    # The hook as a user sets it up: an interactive bash whose rc file evaluates `cudaenv init`.
+    (root / "root/.bashrc").write_text('eval "$(cudaenv init bash)"\n')
+    (root / "root/session").write_text('cd /root/project\necho "active=$CUDAENV_ACTIVE"\nnvcc --version\nexit\n')
+    hook = minbase_root.run(root, "bash -i < /root/session 2>&1",
+                            {"PATH": path, "HOME": "/root", "LANG": "C.UTF-8", "TERM": "dumb"})
+    print(f"--- bash hook:\n{hook.stdout}{hook.stderr}", end="")
+    check("active=12.4.1" in hook.stdout, "the bash hook activates the pinned toolkit at the prompt")
+    check("V12.4.131" in hook.stdout, "nvcc on PATH is the pinned toolkit's")
+
+
+
+@case
+def a_generated_dockerfiles_install_steps_run_in_a_minimal_root(tmp):
+    # The recipe as `cudaenv export dockerfile` writes it for a project with targets.
+    project = tmp / "project"
+    project.mkdir()
+    (project / ".cudaenv").write_text('cuda = "12.4"\n[targets.h100]\ndriver = "550.54.15"\narch = ["9.0"]\n')
+    env = clean_env(tmp, CUDAENV_ROOT=tmp / "data", PWD=project)
+    recipe = subprocess.run([BINARY, "export", "dockerfile"], cwd=project, env=env,
+                            capture_output=True, text=True, timeout=60)
+    check(recipe.returncode == 0, f"export dockerfile: {recipe.stderr!r}")
+    runs = re.findall(r"^RUN (.*)$", recipe.stdout, re.M)
+    envs = re.findall(r'^ENV (\w+)="([^"]*)"$', recipe.stdout, re.M)
+    check(len(runs) == 3 and envs, f"install steps and environment: {recipe.stdout}")
+    # The mirror the build argument names: the toolkit and the bundle with its get script.
+    toolkit_release(tmp / "mirror", "12.4.1", "12.4.131")
+    made = subprocess.run([BINARY, "mirror", "create", str(tmp / "mirror"), "--with-cudaenv", BUNDLE],
+                          env=env, capture_output=True, text=True, timeout=120)
+    check(made.returncode == 0, f"mirror create --with-cudaenv: {made.stderr!r}")
+    # An image with curl (ubuntu:24.04 after the recipe's first step), where no engine runs.
+    root = minbase_root.unpack(tmp / "root", packages=("curl",))
+    (root / "project").mkdir()
+    (root / "project/.cudaenv").write_text((project / ".cudaenv").read_text())  # COPY .cudaenv ./
+    base = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "LANG": "C.UTF-8"}
+    with mirror_server(tmp / "mirror") as (url, _):
+        for line in runs:
+            step = minbase_root.run(root, f"cd /project && {line}", {**base, "CUDAENV_MIRROR": url})
+            print(f"--- RUN {line}\n{step.stdout}{step.stderr}", end="")
+            check(step.returncode == 0, f"RUN {line} succeeds in the root")
+    image_env = dict(base)
+    for name, value in envs:
+        image_env[name] = value.replace("$PATH", image_env["PATH"])
+    used = minbase_root.run(root, 'cd / && echo "CUDA_HOME=$CUDA_HOME" && nvcc --version && '
+                                  'cudaenv current', image_env)
+    print(f"--- in the image's environment\n{used.stdout}{used.stderr}", end="")
+    check("V12.4.131" in used.stdout, "nvcc on the image's PATH is the recipe's toolkit")
+    check(used.returncode == 0 and "12.4.1" in used.stdout, "cudaenv in the image sees the toolkit")
+    check(image_env.get("CMAKE_CUDA_ARCHITECTURES") == "90", f"the target's arch: {image_env}")
+
+
+finish()

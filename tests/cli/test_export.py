@@ -1,0 +1,132 @@
+"""`cudaenv export dockerfile|apptainer`: a container recipe for the project of the current
+directory, from its .cudaenv (and .cudaenv.lock when there is one). The recipe installs the
+release bundle through the mirror's get script and the project's exact toolkit from a mirror
+given at build time, sets the environment the hook sets, NVIDIA_REQUIRE_CUDA from the family's
+minor-version-compatibility floor, the targets' build architectures, and `cudaenv verify` as
+the health check / %test. (tests/cli/test_bundle.py runs a generated recipe's install steps in
+a minimal Debian root.)"""
+
+import re
+import subprocess
+
+from harness import BINARY, case, check, clean_env, expect_error, finish
+
+PROJECT = """cuda = "12.4"
+cudnn = "9"
+[targets.a100]
+driver = "535.104.05"
+arch = ["8.0"]
+[targets.h100]
+driver = "550.54.15"
+arch = ["9.0", "8.0"]
+"""
+
+LOCK = """lock_version = 1
+generated_by = "cudaenv 0.1.0"
+[database]
+revision = "2026.11.1"
+sha256 = "{a}"
+[toolkit]
+version = "12.1.1"
+[[toolkit.components]]
+name = "cuda_nvcc"
+version = "12.1.105"
+relative_path = "cuda_nvcc/linux-x86_64/cuda_nvcc-linux-x86_64-12.1.105-archive.tar.xz"
+sha256 = "{b}"
+size = 42
+""".format(a="a" * 64, b="b" * 64)
+
+
+def export(tmp, project, *args):
+    return subprocess.run([BINARY, "export", *args], cwd=project, env=clean_env(tmp, PWD=project),
+                          capture_output=True, text=True, timeout=60)
+
+
+def project_dir(tmp, text=PROJECT):
+    project = tmp / "project"
+    (project / "src").mkdir(parents=True)
+    (project / ".cudaenv").write_text(text)
+    return project
+
+
+def env_lines(text, prefix):
+    return dict(re.findall(rf"^{prefix}(\w+)=\"([^\"]*)\"$", text, re.M))
+
+
+@case
+def dockerfile_installs_the_pinned_release_and_sets_what_the_hook_sets(tmp):
+    project = project_dir(tmp)
+    proc = export(tmp, project / "src", "dockerfile")
+    check(proc.returncode == 0, f"export dockerfile succeeds: {proc.stderr!r}")
+    text = proc.stdout
+    check(re.search(r"^FROM ubuntu:24\.04$", text, re.M) is not None, "an Ubuntu 24.04 base by default")
+    check("ARG CUDAENV_MIRROR" in text, "the mirror is a build argument")
+    check("COPY .cudaenv ./" in text, "the project file goes into the image")
+    check(re.search(r'^RUN curl -fsSL "\$\{CUDAENV_MIRROR\}/cudaenv/get" \| sh -s -- "\$\{CUDAENV_MIRROR\}" /opt/cudaenv$',
+                    text, re.M) is not None, f"the bundle comes from the mirror's get script: {text}")
+    check(re.search(r"^RUN .*/opt/cudaenv/bin/cudaenv install '12\.4\.1' --cudnn '9'$", text, re.M) is not None,
+          "the newest 12.4 release the database knows, with the cuDNN pin")
+    env = env_lines(text, "ENV ")
+    home = "/opt/cudaenv/data/toolkits/12.4.1"
+    for name, value in {"CUDA_HOME": home, "CUDA_PATH": home, "CUDAToolkit_ROOT": home,
+                        "CUDACXX": f"{home}/bin/nvcc", "CUDAENV_ACTIVE": "12.4.1",
+                        "LD_LIBRARY_PATH": f"{home}/lib64", "CUDAENV_ROOT": "/opt/cudaenv/data"}.items():
+        check(env.get(name) == value, f"ENV {name}={env.get(name)!r}, expected {value!r}")
+    check(env.get("PATH", "").startswith(f"{home}/bin:"), f"the toolkit first on PATH: {env.get('PATH')}")
+    check(env.get("NVIDIA_REQUIRE_CUDA") == "cuda>=12.0",
+          f"minor-version compatibility: any CUDA 12 driver is accepted: {env.get('NVIDIA_REQUIRE_CUDA')}")
+    check(env.get("TORCH_CUDA_ARCH_LIST") == "8.0;9.0", f"the targets' archs: {env.get('TORCH_CUDA_ARCH_LIST')}")
+    check(env.get("CMAKE_CUDA_ARCHITECTURES") == "80;90", f"as CMake writes them: {env.get('CMAKE_CUDA_ARCHITECTURES')}")
+    check(re.search(r"^HEALTHCHECK CMD /opt/cudaenv/bin/cudaenv verify", text, re.M) is not None, "verify is the health check")
+
+
+@case
+def apptainer_definition_has_the_same_steps_and_verify_as_its_test(tmp):
+    project = project_dir(tmp)
+    out = tmp / "cudaenv.def"
+    proc = export(tmp, project, "apptainer", "--base", "nvidia/cuda:12.4.1-base-ubuntu22.04", "-o", str(out))
+    check(proc.returncode == 0 and proc.stdout == "", f"written to the file: {proc.stderr!r}")
+    text = out.read_text()
+    check("Bootstrap: docker\nFrom: nvidia/cuda:12.4.1-base-ubuntu22.04\n" in text, "the base image chosen")
+    check("\n%files\n    .cudaenv /project/.cudaenv\n" in text, "the project file is copied in")
+    check('curl -fsSL "{{ CUDAENV_MIRROR }}/cudaenv/get"' in text, "the mirror is a build argument")
+    check(re.search(r"cudaenv install '12\.4\.1' --cudnn '9'$", text, re.M) is not None, "the pinned release")
+    env = env_lines(text, "    export ")
+    check(env.get("NVIDIA_REQUIRE_CUDA") == "cuda>=12.0" and env.get("CMAKE_CUDA_ARCHITECTURES") == "80;90",
+          f"the same environment: {env}")
+    check(text.rstrip().endswith("%test\n    /opt/cudaenv/bin/cudaenv verify"), "verify is %test")
+
+
+@case
+def a_lock_file_decides_the_toolkit_and_sync_frozen_installs_it(tmp):
+    project = project_dir(tmp, 'cuda = "12"\n')
+    (project / ".cudaenv.lock").write_text(LOCK)
+    proc = export(tmp, project, "dockerfile")
+    check(proc.returncode == 0, f"export succeeds: {proc.stderr!r}")
+    check("COPY .cudaenv .cudaenv.lock ./" in proc.stdout, "the lock goes into the image")
+    check(re.search(r"^RUN .*/opt/cudaenv/bin/cudaenv sync --frozen$", proc.stdout, re.M) is not None,
+          "the locked set is installed with sync --frozen")
+    check(env_lines(proc.stdout, "ENV ").get("CUDA_HOME") == "/opt/cudaenv/data/toolkits/12.1.1",
+          "the locked release, not the newest 12.x")
+    check("# No [targets] in .cudaenv" in proc.stdout and "ENV TORCH_CUDA_ARCH_LIST" not in proc.stdout
+          and "ENV CMAKE_CUDA_ARCHITECTURES" not in proc.stdout,
+          "without targets no architectures are set, and the recipe says so")
+
+
+@case
+def bad_input_is_refused_with_the_fix(tmp):
+    empty = tmp / "nowhere"
+    empty.mkdir()
+    expect_error(export(tmp, empty, "dockerfile"), 2, "no .cudaenv")
+    project = project_dir(tmp, 'cuda = "10.0"\n')
+    expect_error(export(tmp, project, "dockerfile"), 3, ".cudaenv", "10.0")
+    project2 = tmp / "p2"
+    project2.mkdir()
+    (project2 / ".cudaenv").write_text('cuda = "12.4"\n')
+    (project2 / ".cudaenv.lock").write_text("lock_version = 9\n")
+    expect_error(export(tmp, project2, "dockerfile"), 1, ".cudaenv.lock")
+    bad_base = export(tmp, project2, "dockerfile", "--base", "ubuntu\nRUN touch /pwned")
+    check(bad_base.returncode == 2 and "--base" in bad_base.stderr, f"a base image name with a newline: {bad_base.stderr!r}")
+
+
+finish()
