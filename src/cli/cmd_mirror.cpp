@@ -85,7 +85,7 @@ Status mirror_from_index(const MirrorOptions& options, const std::string& produc
   context.out << "mirrored " << product << " " << shown.version << " (" << shown.archives.size()
               << " wheels from " << setup.index_url << ", repacked) into " << options.directory
               << '\n';
-  return {};
+  return Ok{};
 }
 
 // --with-cudaenv: the release bundle, its sha256 line and the get-cudaenv script.
