@@ -17,6 +17,7 @@
 #include "install/store.hpp"
 #include "project/project_file.hpp"
 #include "project/stores.hpp"
+#include "project/targets.hpp"
 
 namespace cudaenv::activate {
 
@@ -119,16 +120,26 @@ std::vector<std::string> warned_versions(const Environment& env) {
   return keys;
 }
 
-// The selection's warnings, unless this version of their file was warned about already; then
-// remembered in CUDAENV_WARNED.
+// The selection's warnings, and the note that the driver is below every declared target's floor,
+// unless this version of their file was said already; then remembered in CUDAENV_WARNED.
 void add_warnings_once(const project::Selection& selection, const fs::path& file,
-                       HookOutcome& outcome, Environment& target) {
-  if (selection.warnings.empty()) return;
+                       const std::optional<Version>& driver, HookOutcome& outcome,
+                       Environment& target) {
+  std::vector<Error> said;
+  for (const auto& warning : selection.warnings)
+    said.push_back(make_error(warning.kind, "warning: " + warning.message));
+  if (driver && selection.source == project::SelectionSource::project_file) {
+    const auto targets = project::read_targets(file);
+    if (targets) {
+      auto note = project::driver_below_targets_note(*targets, *driver, file.string());
+      if (!note.empty()) said.push_back(make_error(ErrorKind::usage, "note: " + note));
+    }
+  }
+  if (said.empty()) return;
   auto seen = warned_versions(target);
   const auto version = file_version(file);
   if (version && std::find(seen.begin(), seen.end(), *version) != seen.end()) return;
-  for (const auto& warning : selection.warnings)
-    outcome.problems.push_back(make_error(warning.kind, "warning: " + warning.message));
+  for (auto& line : said) outcome.problems.push_back(std::move(line));
   if (!version) return;
   seen.push_back(*version);
   if (seen.size() > warned_versions_kept)
@@ -150,7 +161,8 @@ std::vector<WatchedFile> watch_list(const Environment& env,
   return list;
 }
 
-HookOutcome hook_env(const Environment& current, const fs::path& cwd) {
+HookOutcome hook_env(const Environment& current, const fs::path& cwd,
+                     const std::optional<Version>& driver) {
   HookOutcome outcome;
   if (holds_foreign_record(current)) outcome.problems.push_back(foreign_record_notice());
   Environment target;
@@ -163,7 +175,7 @@ HookOutcome hook_env(const Environment& current, const fs::path& cwd) {
       project_file = activated->selection.file;
     const auto& selection = activated->selection;
     add_warnings_once(selection,
-                      selection.file.empty() ? paths::config_file(current) : selection.file,
+                      selection.file.empty() ? paths::config_file(current) : selection.file, driver,
                       outcome, target);
   } else {
     outcome.problems.push_back(activated.error());

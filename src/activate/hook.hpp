@@ -11,6 +11,7 @@
 #include "activate/shell.hpp"
 #include "core/environment.hpp"
 #include "core/error.hpp"
+#include "core/version.hpp"
 
 namespace cudaenv::activate {
 
@@ -28,8 +29,11 @@ struct HookOutcome {
 
 // A file's warnings (unknown keys beside a valid pin) are said once per version of that file
 // (its path, device, inode, size and modification time), not at each re-entry into the project;
-// errors, with which nothing is activated, are said whenever the hook runs hook-env.
-HookOutcome hook_env(const Environment& current, const std::filesystem::path& cwd);
+// errors, with which nothing is activated, are said whenever the hook runs hook-env. So is the
+// note that `driver` (the loaded kernel module's, when known) is below the floor of every target
+// the project file declares.
+HookOutcome hook_env(const Environment& current, const std::filesystem::path& cwd,
+                     const std::optional<Version>& driver = std::nullopt);
 
 // What hook-env prints: the statements for stdout, and each problem as one line for stderr
 // ("cudaenv: <message>; <hint>\n", empty when there is none). Both programs that answer

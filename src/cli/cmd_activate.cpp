@@ -72,14 +72,8 @@ void note_target_mismatch_here(const project::Selection& selection, Context& con
                   << '\n';
     return;
   }
-  const project::DeclaredTarget* lowest = nullptr;
-  for (const auto& target : pins->targets) {
-    if (!(*driver < target.driver)) return;  // some target's floor is met
-    if (lowest == nullptr || target.driver < lowest->driver) lowest = &target;
-  }
-  context.err << "cudaenv: note: this machine's driver " << driver->str()
-              << " is below the floor of every target " << file << " declares; the closest is "
-              << lowest->name << " (driver >= " << lowest->driver.str() << ")\n";
+  if (auto note = project::driver_below_targets_note(pins->targets, *driver, file); !note.empty())
+    context.err << "cudaenv: note: " << note << '\n';
 }
 
 }  // namespace
@@ -218,7 +212,10 @@ Status run_init(const InitOptions& options, Context& context) {
 Status run_hook_env(const HookEnvOptions& options, Context& context) {
   auto shell = shell_named(options.shell, "--shell");
   if (!shell) return shell.error();
-  const auto outcome = activate::hook_env(context.env, here(context));
+  // The kernel module's driver version alone: no driver library is loaded at the prompt.
+  const auto module = probe::kernel_module_driver_version(context.sysroot);
+  const auto outcome = activate::hook_env(context.env, here(context),
+                                          module ? Version::parse(*module) : std::nullopt);
   context.err << activate::hook_problem_line(outcome);  // escaped there, for the shim too
   context.out << activate::hook_statements(*shell, outcome);
   return Ok{};

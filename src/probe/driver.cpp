@@ -181,22 +181,14 @@ void read_cuda_driver_api(LibraryLoader& loader, DriverReading& reading) {
 
 // Without NVML the version string comes from the kernel module itself.
 void read_kernel_module_version(const Sysroot& sysroot, DriverReading& reading) {
-  if (auto proc = sysroot.read_file("/proc/driver/nvidia/version")) {
-    if (auto version = parse_proc_driver_version(*proc)) {
-      if (!reading.driver) reading.driver = DriverFacts{};
-      reading.driver->version = *version;
-      reading.driver->version_source = DriverSource::proc_version;
-      return;
-    }
-  }
-  if (auto sys = sysroot.read_file("/sys/module/nvidia/version")) {
-    const auto version = std::string(text::trim(*sys));
-    if (Version::parse(version)) {
-      if (!reading.driver) reading.driver = DriverFacts{};
-      reading.driver->version = version;
-      reading.driver->version_source = DriverSource::sys_module;
-    }
-  }
+  const auto version = kernel_module_driver_version(sysroot);
+  if (!version) return;
+  if (!reading.driver) reading.driver = DriverFacts{};
+  reading.driver->version = *version;
+  const auto proc = sysroot.read_file("/proc/driver/nvidia/version");
+  reading.driver->version_source = proc && parse_proc_driver_version(*proc)
+                                       ? DriverSource::proc_version
+                                       : DriverSource::sys_module;
 }
 
 // Which kernel module flavour runs is only in /proc, whichever source gave the version: NVML
@@ -274,6 +266,17 @@ DriverReading probe_driver(const Sysroot& sysroot, LibraryLoader& loader) {
   }
   if (reading.driver) read_kernel_module_flavour(sysroot, *reading.driver);
   return reading;
+}
+
+std::optional<std::string> kernel_module_driver_version(const Sysroot& sysroot) {
+  if (auto proc = sysroot.read_file("/proc/driver/nvidia/version")) {
+    if (auto version = parse_proc_driver_version(*proc)) return version;
+  }
+  if (auto sys = sysroot.read_file("/sys/module/nvidia/version")) {
+    auto version = std::string(text::trim(*sys));
+    if (Version::parse(version)) return version;
+  }
+  return std::nullopt;
 }
 
 }  // namespace cudaenv::probe

@@ -30,4 +30,9 @@ DriverReading probe_driver(const Sysroot& sysroot, LibraryLoader& loader);
 // forms. nullopt when the text holds no such line.
 std::optional<std::string> parse_proc_driver_version(std::string_view text);
 
+// The loaded kernel module's version (/proc/driver/nvidia/version, else
+// /sys/module/nvidia/version), read without loading a driver library: cheap enough for the
+// prompt hook. nullopt when no NVIDIA module is loaded.
+std::optional<std::string> kernel_module_driver_version(const Sysroot& sysroot);
+
 }  // namespace cudaenv::probe

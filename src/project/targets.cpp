@@ -154,6 +154,24 @@ std::vector<std::string> misses(const DeclaredTarget& target, const std::optiona
 
 }  // namespace
 
+const DeclaredTarget* lowest_floor_above(const std::vector<DeclaredTarget>& targets,
+                                         const Version& driver) {
+  const DeclaredTarget* lowest = nullptr;
+  for (const auto& target : targets) {
+    if (!(driver < target.driver)) return nullptr;  // some target's floor is met
+    if (lowest == nullptr || target.driver < lowest->driver) lowest = &target;
+  }
+  return lowest;
+}
+
+std::string driver_below_targets_note(const std::vector<DeclaredTarget>& targets,
+                                      const Version& driver, const std::string& file) {
+  const auto* lowest = lowest_floor_above(targets, driver);
+  if (lowest == nullptr) return "";
+  return "this machine's driver " + driver.str() + " is below the floor of every target " + file +
+         " declares; the closest is " + lowest->name + " (driver >= " + lowest->driver.str() + ")";
+}
+
 TargetMatch match_target(const std::vector<DeclaredTarget>& targets,
                          const std::optional<Version>& driver, const std::vector<Version>& gpus) {
   TargetMatch result;

@@ -44,6 +44,17 @@ struct TargetMatch {
 TargetMatch match_target(const std::vector<DeclaredTarget>& targets,
                          const std::optional<Version>& driver, const std::vector<Version>& gpus);
 
+// When `driver` is below the floor of every target: the one with the lowest floor (the closest);
+// else nullptr. What a machine whose GPUs cannot be read (the prompt hook) can still tell.
+const DeclaredTarget* lowest_floor_above(const std::vector<DeclaredTarget>& targets,
+                                         const Version& driver);
+
+// "this machine's driver 470.57.02 is below the floor of every target /repo/.cudaenv declares;
+// the closest is a100 (driver >= 535.104.05)", or "" when some target's floor is met. `file` is
+// printed as it is given: pass it escaped.
+std::string driver_below_targets_note(const std::vector<DeclaredTarget>& targets,
+                                      const Version& driver, const std::string& file);
+
 // "8.0" → "80" (CMAKE_CUDA_ARCHITECTURES, sm_80).
 std::string arch_digits(const Version& arch);
 
