@@ -15,7 +15,10 @@
 #include "activate/shims.hpp"
 #include "core/paths.hpp"
 #include "core/process.hpp"
+#include "core/sysroot.hpp"
 #include "core/text.hpp"
+#include "core/version.hpp"
+#include "probe/kernel_module.hpp"
 
 namespace {
 
@@ -40,7 +43,10 @@ int hook_env(const char* shell_name) {
     return static_cast<int>(ErrorKind::usage);
   }
   const auto env = Environment::from_process();
-  const auto outcome = activate::hook_env(env, paths::working_directory(env));
+  // The kernel module's driver version, for the note about declared targets: no library loaded.
+  const auto module = probe::kernel_module_driver_version(Sysroot(paths::sysroot(env)));
+  const auto outcome = activate::hook_env(env, paths::working_directory(env),
+                                          module ? Version::parse(*module) : std::nullopt);
   const auto problem = activate::hook_problem_line(outcome);
   const auto statements = activate::hook_statements(*shell, outcome);
   std::fwrite(problem.data(), 1, problem.size(), stderr);

@@ -9,6 +9,7 @@
 
 #include "core/sysroot.hpp"
 #include "probe/facts.hpp"
+#include "probe/kernel_module.hpp"
 #include "probe/library_loader.hpp"
 
 namespace cudaenv::probe {
@@ -24,15 +25,5 @@ struct DriverReading {
 std::optional<std::string> driver_version_from_library_name(std::string_view file_name);
 
 DriverReading probe_driver(const Sysroot& sysroot, LibraryLoader& loader);
-
-// The version in /proc/driver/nvidia/version's "NVRM version:" line, for the proprietary
-// ("Kernel Module  535.104.05  ...") and the open ("Open Kernel Module for x86_64  575.57.08")
-// forms. nullopt when the text holds no such line.
-std::optional<std::string> parse_proc_driver_version(std::string_view text);
-
-// The loaded kernel module's version (/proc/driver/nvidia/version, else
-// /sys/module/nvidia/version), read without loading a driver library: cheap enough for the
-// prompt hook. nullopt when no NVIDIA module is loaded.
-std::optional<std::string> kernel_module_driver_version(const Sysroot& sysroot);
 
 }  // namespace cudaenv::probe

@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from harness import (BINARY, FAKE_DRIVER, FIXTURES, SKIP, case, check, clean_env, expect_error, finish,
                      fixture_machine, mirror_server)
@@ -106,24 +107,28 @@ def current_on_a_machine_whose_driver_is_below_every_floor_names_the_closest_tar
 
 @case
 def the_hook_says_once_per_change_that_the_driver_is_below_every_floor(tmp):
-    machine = fixture_machine("dgx-h100-580", tmp / "machines")  # driver 580.x, read from /proc
-    root = tmp / "cudaenv"
-    shutil.copytree(FIXTURES / "toolkits" / "nvcc-rejects-gcc", root / "toolkits" / "12.2.2", symlinks=True)
-    env = clean_env(tmp, CUDAENV_SYSROOT=machine, CUDAENV_ROOT=root, PATH=DEBIAN_PATH)
-    project = project_in(tmp, 'cuda = "12.2"\n[targets.b200]\ndriver = "595.10.01"\narch = ["10.0"]\n')
-    hook = f'eval "$("{BINARY}" hook-env --shell bash)"'
-    # Entering the project, then two prompts with nothing changed, then an edited file.
-    script = (f'cd "{project}" && {hook} && {hook} && {hook} && echo "$CUDA_HOME" && '
-              f'printf \'cuda = "12.2"\\n[targets.gb200]\\ndriver = "600.10.01"\\narch = ["10.0"]\\n\' '
-              f'> .cudaenv && {hook} && {hook}')
-    proc = subprocess.run(["bash", "--noprofile", "--norc", "-c", script], env=env, capture_output=True,
-                          text=True, timeout=60)
-    check(proc.returncode == 0 and proc.stdout.strip().endswith("toolkits/12.2.2"),
-          f"{proc.stdout} {proc.stderr}")
-    notes = [line for line in proc.stderr.splitlines() if "is below the floor of every target" in line]
-    check(len(notes) == 2, f"once on entering, once after the edit: {proc.stderr}")
-    check("the closest is b200 (driver >= 595.10.01)" in notes[0], notes)
-    check("the closest is gb200 (driver >= 600.10.01)" in notes[-1], notes)
-
+    # Both programs that answer hook-env: the full one and the shim the shell hook calls.
+    for program in (Path(BINARY), Path(BINARY).parent / "cudaenv-shim"):
+        work = tmp / program.name
+        work.mkdir()
+        machine = fixture_machine("dgx-h100-580", work / "machines")  # driver 580.x, read from /proc
+        root = work / "cudaenv"
+        shutil.copytree(FIXTURES / "toolkits" / "nvcc-rejects-gcc", root / "toolkits" / "12.2.2",
+                        symlinks=True)
+        env = clean_env(work, CUDAENV_SYSROOT=machine, CUDAENV_ROOT=root, PATH=DEBIAN_PATH)
+        project = project_in(work, 'cuda = "12.2"\n[targets.b200]\ndriver = "595.10.01"\narch = ["10.0"]\n')
+        hook = f'eval "$("{program}" hook-env --shell bash)"'
+        # Entering the project, two prompts with nothing changed, then an edited file.
+        script = (f'cd "{project}" && {hook} && {hook} && {hook} && echo "$CUDA_HOME" && '
+                  f'printf \'cuda = "12.2"\\n[targets.gb200]\\ndriver = "600.10.01"\\narch = ["10.0"]\\n\' '
+                  f'> .cudaenv && {hook} && {hook}')
+        proc = subprocess.run(["bash", "--noprofile", "--norc", "-c", script], env=env, capture_output=True,
+                              text=True, timeout=60)
+        check(proc.returncode == 0 and proc.stdout.strip().endswith("toolkits/12.2.2"),
+              f"{program.name}: {proc.stdout} {proc.stderr}")
+        notes = [line for line in proc.stderr.splitlines() if "is below the floor of every target" in line]
+        check(len(notes) == 2, f"{program.name}: once on entering, once after the edit: {proc.stderr}")
+        check("the closest is b200 (driver >= 595.10.01)" in notes[0], notes)
+        check("the closest is gb200 (driver >= 600.10.01)" in notes[-1], notes)
 
 finish()

@@ -1,0 +1,38 @@
+#include "probe/kernel_module.hpp"
+
+#include <cctype>
+
+#include "core/text.hpp"
+#include "core/version.hpp"
+
+namespace cudaenv::probe {
+
+std::optional<std::string> parse_proc_driver_version(std::string_view text) {
+  for (const auto& line : text::lines(text)) {
+    if (!text::starts_with(text::trim(line), "NVRM version:")) continue;
+    const auto fields = text::split_whitespace(line);
+    bool after_module = false;
+    for (const auto& field : fields) {
+      if (field == "Module") {
+        after_module = true;
+      } else if (after_module && !field.empty() &&
+                 std::isdigit(static_cast<unsigned char>(field[0])) && Version::parse(field)) {
+        return field;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> kernel_module_driver_version(const Sysroot& sysroot) {
+  if (auto proc = sysroot.read_file("/proc/driver/nvidia/version")) {
+    if (auto version = parse_proc_driver_version(*proc)) return version;
+  }
+  if (auto sys = sysroot.read_file("/sys/module/nvidia/version")) {
+    auto version = std::string(text::trim(*sys));
+    if (Version::parse(version)) return version;
+  }
+  return std::nullopt;
+}
+
+}  // namespace cudaenv::probe

@@ -1,0 +1,23 @@
+#pragma once
+// The NVIDIA kernel module's own version, read from /proc and /sys without loading a driver
+// library: what the prompt hook and the shim can afford, and the driver probe's fallback.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/sysroot.hpp"
+
+namespace cudaenv::probe {
+
+// The version in /proc/driver/nvidia/version's "NVRM version:" line, for the proprietary
+// ("Kernel Module  535.104.05  ...") and the open ("Open Kernel Module for x86_64  575.57.08")
+// forms. nullopt when the text holds no such line.
+std::optional<std::string> parse_proc_driver_version(std::string_view text);
+
+// The loaded kernel module's version (/proc/driver/nvidia/version, else
+// /sys/module/nvidia/version), read without loading a driver library: cheap enough for the
+// prompt hook. nullopt when no NVIDIA module is loaded.
+std::optional<std::string> kernel_module_driver_version(const Sysroot& sysroot);
+
+}  // namespace cudaenv::probe
