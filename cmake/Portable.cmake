@@ -17,5 +17,7 @@ function(cudaenv_link_portable target)
   target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/src/compat/arc4random.c)
   set_target_properties(LibArchive::LibArchive PROPERTIES
     IMPORTED_LOCATION ${CUDAENV_LIBARCHIVE_STATIC} INTERFACE_LINK_LIBRARIES "${archive_deps}")
-  target_link_options(${target} PRIVATE -static-libstdc++ -Wl,--as-needed)
+  # --gc-sections: writing any tar (the wheel mirror) pulls archive_write_set_format.o, whose
+  # format table names the XAR writer; its libxml2 calls are then in unused sections and go.
+  target_link_options(${target} PRIVATE -static-libstdc++ -Wl,--as-needed -Wl,--gc-sections)
 endfunction()
