@@ -23,7 +23,7 @@ struct ProjectFile {
   std::optional<VersionSpec> cudnn;
   std::map<std::string, VersionSpec> frameworks;  // torch, tensorflow, jax
   std::string host_compiler;  // "g++-11" (project/schema.hpp: is_host_compiler_name); "" none
-  std::vector<DeclaredTarget> targets;            // [targets.NAME], in file order
+  std::vector<DeclaredTarget> targets;  // [targets.NAME], in file order
   // Keys the schema does not know, beside a valid `cuda`: ignored, each said with its file:line
   // and a suggestion. (Without a valid `cuda` an unknown key is an error: see parse_project_file.)
   std::vector<Error> warnings;
