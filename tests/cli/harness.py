@@ -32,6 +32,15 @@ def clean_env(home, **extra):
     return env
 
 
+def run_in(args, env, cwd, expect=None):
+    """cudaenv ARGS in directory `cwd`; with `expect`, checks the exit code (output in the message)."""
+    proc = subprocess.run([BINARY, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
+    if expect is not None:
+        check(proc.returncode == expect,
+              f"cudaenv {' '.join(args)}: exit {proc.returncode}, expected {expect}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
 def run(args, env, check_exit=None):
     proc = subprocess.run([BINARY, *args], env=env, capture_output=True, text=True, timeout=60)
     if check_exit is not None and proc.returncode != check_exit:

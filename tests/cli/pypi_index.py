@@ -23,8 +23,10 @@ import json
 import os
 import re
 import sys
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import unquote, urlparse
+
+from mirror_server import QuietServer  # a client that gave up mid-transfer is no news
 
 ROOT = os.path.realpath(sys.argv[1])
 CONTROL = sys.argv[2]
@@ -151,15 +153,8 @@ class Handler(BaseHTTPRequestHandler):
                 return
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address):
-        pass  # a client that gave up on a transfer (a failed install stops the others) is no news
-
-
 def main():
-    server = Server(("127.0.0.1", 0), Handler)
+    server = QuietServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     print(server.server_address[1], flush=True)
     server.serve_forever()

@@ -11,7 +11,7 @@ import shutil
 import tomllib
 from pathlib import Path
 
-from harness import case, check, clean_env, expect_error, finish, mirror_server, run
+from harness import case, check, clean_env, expect_error, finish, mirror_server, run, run_in
 from synthetic_mirror import cudnn_release, toolkit_release
 
 REPO_MANIFESTS = Path(__file__).resolve().parents[2] / "manifests"
@@ -46,14 +46,7 @@ def env_for(tmp, url, root="root"):
                      PWD=tmp / "repo", CUDAENV_HTTP_BACKOFF_MS=20, CUDAENV_HTTP_ATTEMPTS=2)
 
 
-def cudaenv(args, env, cwd, expect=None):
-    import subprocess
-    from harness import BINARY
-    proc = subprocess.run([BINARY, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
-    if expect is not None:
-        check(proc.returncode == expect,
-              f"cudaenv {' '.join(args)}: exit {proc.returncode}, expected {expect}\n{proc.stdout}\n{proc.stderr}")
-    return proc
+cudaenv = run_in  # cudaenv ARGS in a directory, with an optional expected exit
 
 
 def mirror_manifest(tmp, product, version):

@@ -8,7 +8,7 @@ import json
 import subprocess
 import tomllib
 
-from harness import BINARY, case, check, clean_env, expect_error, finish, mirror_server
+from harness import BINARY, case, check, clean_env, expect_error, finish, mirror_server, run_in
 from synthetic_mirror import PLATFORM, cudnn_release, nvcc_script, pack, toolkit_release
 
 PROJECT = """cuda = "12.4"
@@ -37,12 +37,7 @@ def env_for(tmp, url, root):
                      CUDAENV_HTTP_BACKOFF_MS=20, CUDAENV_HTTP_ATTEMPTS=2)
 
 
-def cudaenv(args, env, cwd, expect=None):
-    proc = subprocess.run([BINARY, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
-    if expect is not None:
-        check(proc.returncode == expect,
-              f"cudaenv {' '.join(args)}: exit {proc.returncode}, expected {expect}\n{proc.stdout}\n{proc.stderr}")
-    return proc
+cudaenv = run_in  # cudaenv ARGS in a directory, with an optional expected exit
 
 
 def replace_with_same_size(mirror, name):
