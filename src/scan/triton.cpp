@@ -32,15 +32,22 @@ std::optional<TritonPtxas> find_triton_ptxas(const std::vector<std::string>& sit
 std::optional<Version> ptxas_release(const std::string& path) {
   auto file = MappedFile::open(path);
   if (!file) return std::nullopt;
-  const std::string_view bytes(reinterpret_cast<const char*>(file->bytes().data()),
-                               file->bytes().size());
+  return ptxas_release_in(
+      std::string_view(reinterpret_cast<const char*>(file->bytes().data()), file->bytes().size()));
+}
+
+// Builds differ in where their printf format ("release %d.%d,") sits relative to the filled-in
+// banner, so the first banner that parses as a version wins.
+std::optional<Version> ptxas_release_in(std::string_view bytes) {
   constexpr std::string_view banner = "Cuda compilation tools, release ";
-  const auto at = bytes.find(banner);
-  if (at == std::string_view::npos) return std::nullopt;
-  const auto start = at + banner.size();
-  const auto end = bytes.find(',', start);
-  if (end == std::string_view::npos || end - start > 16) return std::nullopt;
-  return Version::parse(bytes.substr(start, end - start));
+  for (auto at = bytes.find(banner); at != std::string_view::npos;
+       at = bytes.find(banner, at + 1)) {
+    const auto start = at + banner.size();
+    const auto end = bytes.find(',', start);
+    if (end == std::string_view::npos || end - start > 16) continue;
+    if (auto release = Version::parse(bytes.substr(start, end - start))) return release;
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> ptxas_arch_problem(const manifest::Database& db, const Version& release,

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/version.hpp"
@@ -25,6 +26,8 @@ std::optional<TritonPtxas> find_triton_ptxas(const std::vector<std::string>& sit
 // The release a ptxas belongs to, read from the version banner inside the file ("Cuda
 // compilation tools, release 12.8, V12.8.93"): nothing found in a Python tree is run.
 std::optional<Version> ptxas_release(const std::string& path);
+// The release named by the first well-formed version banner in a ptxas binary's bytes.
+std::optional<Version> ptxas_release_in(std::string_view bytes);
 
 // Why a ptxas of `release` cannot compile for `arch` (major*10+minor); nullopt when it can or
 // the database does not know the architecture.

@@ -86,6 +86,7 @@ def triton_ptxas_that_dropped_volta(tmp):
     triton = json.loads(release.stdout)["triton"]
     check(triton["ptxas"] == str(site / "triton/backends/nvidia/bin/ptxas"), triton)
     check(triton["chosen_by"] == "bundled with triton", triton)
+    check(triton["release"], f"no release read from {PTXAS}: {triton}")
     major = int(triton["release"].split(".")[0])
     if major >= 13:  # CUDA 13's ptxas no longer compiles for Volta
         check(triton["problems"] and "sm_70" in triton["problems"][0], triton)

@@ -16,6 +16,7 @@
 #include "scan/elf.hpp"
 #include "scan/fixes.hpp"
 #include "scan/mapped_file.hpp"
+#include "scan/triton.hpp"
 #include "scan/verdict.hpp"
 #include "test_util.hpp"
 
@@ -253,4 +254,18 @@ TEST_CASE("scan: the driver's PTX ISA limit follows the CUDA version it supports
   CHECK(parse_arch("sm_120") == 120);
   CHECK(parse_arch("12.0") == 120);
   CHECK_FALSE(parse_arch("ampere"));
+}
+
+TEST_CASE("scan: ptxas's release comes from its first filled-in banner, not its printf format") {
+  using namespace std::string_literals;
+  const auto format_first =
+      "\x7f"
+      "ELF junk Cuda compilation tools, release %d.%d, V%s\0"
+      "more Cuda compilation tools, release 13.0, V13.0.48\0"s;
+  const auto release = cudaenv::scan::ptxas_release_in(format_first);
+  REQUIRE(release);
+  CHECK(release->str() == "13.0");
+  CHECK_FALSE(cudaenv::scan::ptxas_release_in("Cuda compilation tools, release %d.%d,"));
+  CHECK_FALSE(cudaenv::scan::ptxas_release_in("no banner at all"));
+  CHECK_FALSE(cudaenv::scan::ptxas_release_in("Cuda compilation tools, release 13.0"));
 }
