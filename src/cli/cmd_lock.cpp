@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
+#include "lock/framework_index.hpp"
 #include "lock/lock_compare.hpp"
 #include "lock/lock_resolve.hpp"
 #include "manifest/load.hpp"
@@ -45,17 +46,44 @@ Result<std::vector<project::DeclaredTarget>> targets_for(const LockProject& proj
   return std::vector<project::DeclaredTarget>{here};
 }
 
-Result<lock::LockFile> fresh_lock(const LockProject& project, const DownloadSetup& setup,
-                                  Context& context) {
+Result<lock::ResolvedLock> resolved_lock(const LockProject& project, const DownloadSetup& setup,
+                                         Context& context) {
   auto targets = targets_for(project, context);
   if (!targets) return targets.error();
   auto database = manifest::load_selected_database(paths::data_root(context.env));
   if (!database) return database.error();
   const auto source = setup.source();
-  auto lock = lock::build_lock({project.pins, *targets, *database, source,
-                                std::string("cudaenv ") + CUDAENV_VERSION_STRING});
-  if (!lock) return setup.explain(lock.error());
-  return lock;
+  auto resolved = lock::resolve_lock({project.pins, *targets, *database, source,
+                                      std::string("cudaenv ") + CUDAENV_VERSION_STRING});
+  if (!resolved) return setup.explain(resolved.error());
+  return resolved;
+}
+
+// Where framework wheels are looked up: PyPI's through the index install --source pypi uses;
+// the per-build indexes (PyTorch's) through CUDAENV_FRAMEWORK_INDEX, else the config's
+// framework_index, else their own servers.
+lock::FrameworkIndexes framework_indexes(const DownloadSetup& setup, const Context& context) {
+  lock::FrameworkIndexes indexes{setup.index_url, setup.index_origin, "", "", setup.settings.fetch};
+  if (auto base = context.env.get_nonempty("CUDAENV_FRAMEWORK_INDEX")) {
+    indexes.build_index_base = *base;
+    indexes.build_index_origin = "set by CUDAENV_FRAMEWORK_INDEX";
+  } else if (setup.config.framework_index && !setup.config.framework_index->empty()) {
+    indexes.build_index_base = *setup.config.framework_index;
+    indexes.build_index_origin =
+        "set by framework_index in " + paths::config_file(context.env).string();
+  }
+  indexes.build_index_base = text::without_trailing_slashes(indexes.build_index_base);
+  return indexes;
+}
+
+Result<lock::LockFile> fresh_lock(const LockProject& project, const DownloadSetup& setup,
+                                  Context& context) {
+  auto resolved = resolved_lock(project, setup, context);
+  if (!resolved) return resolved.error();
+  auto frameworks = lock::lock_frameworks(resolved->frameworks, framework_indexes(setup, context));
+  if (!frameworks) return frameworks.error();
+  resolved->lock.frameworks = std::move(*frameworks);
+  return std::move(resolved->lock);
 }
 
 std::string summary(const lock::LockFile& lock) {
@@ -74,10 +102,15 @@ Status check_lock(const LockProject& project, const DownloadSetup& setup, Contex
   const auto path = project.lock_path();
   auto stored = lock::read_lock_file(path);
   if (!stored) return make_error(ErrorKind::failure, stored.error().message, stored.error().hint);
-  auto fresh = fresh_lock(project, setup, context);
-  if (!fresh) return fresh.error();
-  auto found = lock::differences(*stored, *fresh);
-  for (auto& line : lock::stale_receipts(*stored, lock::set_digest(*fresh)))
+  // No framework index is asked: the locked wheels stand while they satisfy .cudaenv.
+  auto resolved = resolved_lock(project, setup, context);
+  if (!resolved) return resolved.error();
+  auto frameworks = lock::check_frameworks(stored->frameworks, resolved->frameworks);
+  auto& fresh = resolved->lock;
+  fresh.frameworks = std::move(frameworks.current);
+  auto found = lock::differences(*stored, fresh);
+  for (auto& line : frameworks.problems) found.push_back(std::move(line));
+  for (auto& line : lock::stale_receipts(*stored, lock::set_digest(fresh)))
     found.push_back(std::move(line));
   const auto shown_path = text::printable(path.string(), text::message_limit);
   if (found.empty()) {

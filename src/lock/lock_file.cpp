@@ -171,6 +171,39 @@ Status read_toolkit(const toml::table& root, const std::string& path, LockFile& 
   return Ok{};
 }
 
+// A wheel's file name: one path segment ending in .whl.
+bool is_wheel_name(std::string_view name) {
+  return text::ends_with(name, ".whl") && name.find('/') == std::string_view::npos &&
+         name.find('\\') == std::string_view::npos && name != ".whl";
+}
+
+Result<std::vector<LockedWheel>> framework_wheels(const toml::table& table,
+                                                  const std::string& field,
+                                                  const std::string& path) {
+  std::vector<LockedWheel> out;
+  const auto* node = table.get("wheels");
+  if (node == nullptr) return out;
+  const auto* list = node->as_array();
+  if (list == nullptr)
+    return FieldReader(path, 0).error(node, field + ".wheels", "must be [[…]] tables");
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const auto at = field + ".wheels[" + std::to_string(i) + "]";
+    const FieldReader read(path, list->get(i)->source().begin.line);
+    const auto* wheel = list->get(i)->as_table();
+    if (wheel == nullptr) return read.error(list->get(i), at, "must be a table");
+    auto filename = read.text(*wheel, "filename", at + ".filename");
+    if (!filename) return filename.error();
+    if (!is_wheel_name(*filename))
+      return read.error(wheel->get("filename"), at + ".filename", "must be a wheel's file name");
+    auto sha256 = read.text(*wheel, "sha256", at + ".sha256", false);
+    if (!sha256) return sha256.error();
+    if (!sha256->empty() && !is_sha256(*sha256))
+      return read.error(wheel->get("sha256"), at + ".sha256", "must be 64 lower-case hex digits");
+    out.push_back({std::move(*filename), std::move(*sha256)});
+  }
+  return out;
+}
+
 Status read_frameworks(const toml::table& root, const std::string& path, LockFile& lock) {
   const auto* frameworks = subtable(root, "frameworks");
   if (frameworks == nullptr) return Ok{};
@@ -186,6 +219,9 @@ Status read_frameworks(const toml::table& root, const std::string& path, LockFil
       if (!value) return value.error();
       *slot = std::move(*value);
     }
+    auto wheels = framework_wheels(*table, field, path);
+    if (!wheels) return wheels.error();
+    out.wheels = std::move(*wheels);
     lock.frameworks.emplace(std::string(name.str()), std::move(out));
   }
   return Ok{};

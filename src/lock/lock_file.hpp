@@ -42,10 +42,17 @@ struct LockedCudnn {
   std::vector<LockedArchive> components;
 };
 
+// One wheel file of a locked framework version, as the index listed it.
+struct LockedWheel {
+  std::string filename;  // "torch-2.5.1+cu124-cp312-cp312-linux_x86_64.whl"
+  std::string sha256;    // 64 lower-case hex digits; empty when the index gave none
+};
+
 struct LockedFramework {
-  std::string version;    // exact, with its local tag: "2.5.1+cu124"
-  std::string index_url;  // "" when the default index serves it
-  std::string pip;        // the whole install line
+  std::string version;              // exact, with its local tag: "2.5.1+cu124"
+  std::string index_url;            // the index the pip line names, or PyPI's when it names none
+  std::string pip;                  // the whole install line
+  std::vector<LockedWheel> wheels;  // its Linux x86-64 wheels, by file name
 };
 
 // A passing `cudaenv verify --record` on a machine of the target.

@@ -25,6 +25,16 @@ toml::array archive_tables(const std::vector<LockedArchive>& archives) {
   return list;
 }
 
+toml::array wheel_tables(const std::vector<LockedWheel>& wheels) {
+  toml::array list;
+  for (const auto& w : wheels) {
+    toml::table one{{"filename", w.filename}};
+    if (!w.sha256.empty()) one.insert("sha256", w.sha256);
+    list.push_back(std::move(one));
+  }
+  return list;
+}
+
 toml::array strings(const std::vector<std::string>& values) {
   toml::array list;
   for (const auto& v : values) list.push_back(v);
@@ -72,6 +82,7 @@ toml::table as_table(const LockFile& lock) {
   for (const auto& [name, f] : lock.frameworks) {
     toml::table one{{"version", f.version}, {"pip", f.pip}};
     if (!f.index_url.empty()) one.insert("index_url", f.index_url);
+    if (!f.wheels.empty()) one.insert("wheels", wheel_tables(f.wheels));
     frameworks.insert(name, std::move(one));
   }
   if (!frameworks.empty()) root.insert("frameworks", std::move(frameworks));

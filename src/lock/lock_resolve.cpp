@@ -138,22 +138,6 @@ Status lock_archives(const resolve::Solution& solution, const install::ReleaseSo
   return Ok{};
 }
 
-LockedFramework locked_framework(const resolve::FrameworkChoice& choice) {
-  LockedFramework out;
-  const auto& args = choice.pip_args;
-  if (!args.empty()) {
-    const auto equals = args.front().find("==");
-    out.version = equals == std::string::npos ? choice.version : args.front().substr(equals + 2);
-  }
-  if (!choice.variant.empty() && choice.name == "torch") out.version += "+" + choice.variant;
-  out.index_url = "https://pypi.org/simple";  // pip's default, unless the line names another
-  for (std::size_t i = 0; i + 1 < args.size(); ++i) {
-    if (args[i] == "--index-url") out.index_url = args[i + 1];
-  }
-  out.pip = choice.install;
-  return out;
-}
-
 LockedTarget locked_target(const manifest::Database& db, const resolve::Solution& solution,
                            const project::DeclaredTarget& target) {
   LockedTarget out;
@@ -192,7 +176,7 @@ std::string database_digest(const manifest::SelectedDatabase& database) {
   return sha256_text(all);
 }
 
-Result<LockFile> build_lock(const LockInputs& inputs) {
+Result<ResolvedLock> resolve_lock(const LockInputs& inputs) {
   const auto& db = inputs.database.db;
   const auto request = request_for(inputs.project);
   if (const auto unknown = resolve::unknown_versions(db, request); !unknown.empty())
@@ -211,11 +195,17 @@ Result<LockFile> build_lock(const LockInputs& inputs) {
   lock.database_sha256 = database_digest(inputs.database);
   lock.request = request_of(inputs.project);
   if (auto status = lock_archives(**solution, inputs.source, lock); !status) return status.error();
-  for (const auto& choice : (*solution)->frameworks)
-    lock.frameworks[choice.name] = locked_framework(choice);
   for (const auto& target : inputs.targets)
     lock.targets[target.name] = locked_target(db, **solution, target);
-  return lock;
+  ResolvedLock out{std::move(lock), {}};
+  for (const auto& choice : (*solution)->frameworks) {
+    const auto asked = inputs.project.frameworks.find(choice.name);
+    out.frameworks.push_back(requirement_for(choice, db,
+                                             asked == inputs.project.frameworks.end()
+                                                 ? std::nullopt
+                                                 : std::optional<VersionSpec>(asked->second)));
+  }
+  return out;
 }
 
 }  // namespace cudaenv::lock

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "install/plan.hpp"
+#include "lock/framework_pin.hpp"
 #include "lock/lock_file.hpp"
 #include "manifest/load.hpp"
 #include "project/project_file.hpp"
@@ -26,10 +27,16 @@ struct LockInputs {
   std::string generated_by;  // "cudaenv 1.2.0"
 };
 
-// The lock for these inputs. When no set runs on every target: ErrorKind::no_compatible_set
-// naming the target that breaks it and, in the hint, the smallest change. A pinned version the
-// database does not know is ErrorKind::not_found; a release the mirror lacks likewise.
-Result<LockFile> build_lock(const LockInputs& inputs);
+// The set for these inputs: the lock without its frameworks, and what each framework build the
+// set holds asks of the wheel to pin (framework_index.hpp asks the indexes; `lock --check` does
+// not). When no set runs on every target: ErrorKind::no_compatible_set naming the target that
+// breaks it and, in the hint, the smallest change. A pinned version the database does not know
+// is ErrorKind::not_found; a release the mirror lacks likewise.
+struct ResolvedLock {
+  LockFile lock;
+  std::vector<FrameworkRequirement> frameworks;
+};
+Result<ResolvedLock> resolve_lock(const LockInputs& inputs);
 
 // What .cudaenv asks for, as the lock records it: {"cuda": "12.4", "cudnn": "9", "torch": "2.5"}.
 std::map<std::string, std::string> request_of(const project::ProjectFile& project);

@@ -100,6 +100,8 @@ Result<Config> parse_config(std::string_view text, const std::filesystem::path& 
   auto mirror = read_value<std::string>(path, view["mirror"], "mirror", "a string");
   auto source = read_value<std::string>(path, view["source"], "source", "a string");
   auto index = read_value<std::string>(path, view["index_url"], "index_url", "a string");
+  auto builds =
+      read_value<std::string>(path, view["framework_index"], "framework_index", "a string");
   auto jobs = read_value<int64_t>(path, view["download"]["jobs"], "download.jobs", "an integer");
   auto ca = read_value<std::string>(path, view["download"]["ca_bundle"], "download.ca_bundle",
                                     "a string");
@@ -109,13 +111,14 @@ Result<Config> parse_config(std::string_view text, const std::filesystem::path& 
        {cuda.ok() ? nullptr : &cuda.error(), mirror.ok() ? nullptr : &mirror.error(),
         jobs.ok() ? nullptr : &jobs.error(), ca.ok() ? nullptr : &ca.error(),
         stall.ok() ? nullptr : &stall.error(), source.ok() ? nullptr : &source.error(),
-        index.ok() ? nullptr : &index.error()}) {
+        index.ok() ? nullptr : &index.error(), builds.ok() ? nullptr : &builds.error()}) {
     if (failed != nullptr) return *failed;
   }
   config.cuda = *cuda;
   config.mirror = *mirror;
   config.source = *source;
   config.index_url = *index;
+  config.framework_index = *builds;
   if (*jobs) config.jobs = static_cast<int>(**jobs);
   config.ca_bundle = *ca;
   if (*stall) config.stall_timeout = static_cast<int>(**stall);

@@ -5,6 +5,7 @@
 //   mirror = "https://mirror.example/compute"
 //   source = "pypi"                # where installs come from: "redist" (default) or "pypi"
 //   index_url = "https://pypi.example/simple"   # the package index for source = "pypi"
+//   framework_index = "https://proxy.example/pytorch/whl"  # stands for download.pytorch.org/whl
 //   [download]
 //   jobs = 8                       # parallel downloads
 //   ca_bundle = "/etc/ssl/corp.pem"
@@ -29,6 +30,9 @@ struct Config {
   std::optional<std::string> mirror;
   std::optional<std::string> source;     // "redist" or "pypi"; checked where it is used
   std::optional<std::string> index_url;  // a PEP 503/691 simple index
+  // Replaces the base of the per-build framework indexes (https://download.pytorch.org/whl) that
+  // `lock` reads exact versions from.
+  std::optional<std::string> framework_index;
   std::optional<int> jobs;
   std::optional<std::string> ca_bundle;
   std::optional<int> stall_timeout;

@@ -165,6 +165,7 @@ const std::vector<KeySpec>& config_keys() {
       {"", "mirror", ValueType::string},
       {"", "source", ValueType::string},
       {"", "index_url", ValueType::string},
+      {"", "framework_index", ValueType::string},
       {"", "download", ValueType::table},
       {"download", "jobs", ValueType::integer},
       {"download", "ca_bundle", ValueType::string},

@@ -2,6 +2,8 @@
 directory through the simple repository API on 127.0.0.1 (port chosen by the OS, printed as the
 first line of stdout). Project pages are PEP 691 JSON when the client's Accept header asks for
 it, PEP 503 HTML otherwise; files are served from /files/ with HTTP Range support.
+/whl/<build>/<project>/ answers as /simple/<project>/ does: the per-build indexes PyTorch keeps
+(download.pytorch.org/whl/cu124).
 
 Behaviour is read from a JSON control file on every request:
 
@@ -80,6 +82,8 @@ class Handler(BaseHTTPRequestHandler):
         parts = [p for p in path.split("/") if p]
         if moved:
             parts = parts[1:]
+        if len(parts) == 3 and parts[0] == "whl":  # a per-build index as PyTorch's: /whl/cu124/torch/
+            parts = ["simple", parts[2]]
         if len(parts) == 2 and parts[0] == "simple":
             if not path.endswith("/"):
                 return self.send(301, b"", "text/plain", {"Location": path + "/"})

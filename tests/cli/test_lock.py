@@ -11,6 +11,7 @@ import shutil
 import tomllib
 from pathlib import Path
 
+from framework_wheels import framework_index, framework_wheel
 from harness import case, check, clean_env, expect_error, finish, mirror_server, run, run_in
 from synthetic_mirror import cudnn_release, toolkit_release
 
@@ -38,12 +39,15 @@ def setup(tmp, text=PROJECT):
     project.mkdir()
     (project / ".cudaenv").write_text(text)
     (tmp / "sysroot").mkdir()
+    framework_wheel(tmp / "wheels", "torch", "2.5.1+cu124")
     return project
 
 
-def env_for(tmp, url, root="root"):
+def env_for(tmp, url, root="root", index="http://127.0.0.1:9"):
+    """The environment for a mirror at `url` and framework indexes below `index`."""
     return clean_env(tmp, CUDAENV_ROOT=tmp / root, CUDAENV_SYSROOT=tmp / "sysroot", CUDAENV_MIRROR=url,
-                     PWD=tmp / "repo", CUDAENV_HTTP_BACKOFF_MS=20, CUDAENV_HTTP_ATTEMPTS=2)
+                     PWD=tmp / "repo", CUDAENV_HTTP_BACKOFF_MS=20, CUDAENV_HTTP_ATTEMPTS=2,
+                     CUDAENV_FRAMEWORK_INDEX=f"{index}/whl", PIP_INDEX_URL=f"{index}/simple")
 
 
 cudaenv = run_in  # cudaenv ARGS in a directory, with an optional expected exit
@@ -69,8 +73,8 @@ def publish_database(mirror, revision):
 @case
 def one_set_for_two_targets_with_the_mirrors_digests_then_the_check_is_clean(tmp):
     project = setup(tmp)
-    with mirror_server(tmp / "mirror") as (url, _):
-        env = env_for(tmp, url)
+    with mirror_server(tmp / "mirror") as (url, _), framework_index(tmp / "wheels") as (index, _):
+        env = env_for(tmp, url, index=index)
         proc = cudaenv(["lock"], env, project, expect=0)
         check(f"wrote {project}/.cudaenv.lock: CUDA 12.4.1" in proc.stdout, proc.stdout)
         lock = tomllib.loads((project / ".cudaenv.lock").read_text())
@@ -89,9 +93,10 @@ def one_set_for_two_targets_with_the_mirrors_digests_then_the_check_is_clean(tmp
         check(lock["cudnn"]["components"][0]["sha256"] ==
               mirror_manifest(tmp, "cudnn", "9.1.0")["cudnn"]["linux-x86_64"]["cuda12"]["sha256"], str(lock["cudnn"]))
         torch = lock["frameworks"]["torch"]
-        check(torch["version"].startswith("2.5") and torch["version"].endswith("+cu124"), str(torch))
-        # cu124 is the build PyPI serves for torch 2.5: pip's default index.
-        check(torch["index_url"] == "https://pypi.org/simple" and torch["pip"] == 'pip install "torch==2.5.*"', str(torch))
+        # cu124 is the build PyPI serves for torch 2.5 untagged; the lock pins the build itself.
+        check(torch["version"] == "2.5.1+cu124", str(torch))
+        check(torch["index_url"] == "https://download.pytorch.org/whl/cu124" and torch["pip"] ==
+              "pip install torch==2.5.1+cu124 --index-url https://download.pytorch.org/whl/cu124", str(torch))
         a100, h100 = lock["targets"]["a100"], lock["targets"]["h100"]
         check(a100["mode"] == "minor-compat" and a100["driver"] == "535.104.05", f"a100 runs 12.4 by minor compat: {a100}")
         check(h100["mode"] == "full", f"h100's driver is 12.4.1's floor: {h100}")
@@ -106,8 +111,8 @@ def one_set_for_two_targets_with_the_mirrors_digests_then_the_check_is_clean(tmp
 @case
 def the_check_names_every_difference_after_an_edit_of_the_project_file(tmp):
     project = setup(tmp)
-    with mirror_server(tmp / "mirror") as (url, _):
-        env = env_for(tmp, url)
+    with mirror_server(tmp / "mirror") as (url, _), framework_index(tmp / "wheels") as (index, _):
+        env = env_for(tmp, url, index=index)
         cudaenv(["lock"], env, project, expect=0)
         before = (project / ".cudaenv.lock").read_text()
         (project / ".cudaenv").write_text(PROJECT.replace('arch = ["9.0"]', 'arch = ["8.0", "9.0"]')
@@ -123,8 +128,8 @@ def the_check_names_every_difference_after_an_edit_of_the_project_file(tmp):
 @case
 def the_check_is_stale_after_a_database_update_and_after_the_mirror_replaced_an_archive(tmp):
     project = setup(tmp)
-    with mirror_server(tmp / "mirror") as (url, _):
-        env = env_for(tmp, url)
+    with mirror_server(tmp / "mirror") as (url, _), framework_index(tmp / "wheels") as (index, _):
+        env = env_for(tmp, url, index=index)
         cudaenv(["lock"], env, project, expect=0)
         old = tomllib.loads((project / ".cudaenv.lock").read_text())["database"]["revision"]
         # The mirror replaces cuda_nvcc and rewrites its manifest to agree with the new file.
@@ -136,8 +141,8 @@ def the_check_is_stale_after_a_database_update_and_after_the_mirror_replaced_an_
     publish_database(tmp / "dbmirror", newer)
     with mirror_server(tmp / "dbmirror") as (url, _):
         run(["db", "update", "--mirror", url], env_for(tmp, url), check_exit=0)
-    with mirror_server(tmp / "mirror") as (url, _):
-        env = env_for(tmp, url)
+    with mirror_server(tmp / "mirror") as (url, _), framework_index(tmp / "wheels") as (index, _):
+        env = env_for(tmp, url, index=index)
         cudaenv(["lock"], env, project, expect=0)
         check(tomllib.loads((project / ".cudaenv.lock").read_text())["database"]["revision"] == newer,
               "the lock names the database it was resolved with")

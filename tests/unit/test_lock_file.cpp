@@ -37,8 +37,12 @@ lock::LockFile sample_lock() {
   lock.toolkit.components.push_back({"cuda_nvcc", "12.4.131",
                                      "cuda_nvcc/linux-x86_64/nvcc \"x\".tar.xz",
                                      std::string(64, 'b'), 42});
-  lock.frameworks["torch"] = {"2.5.1+cu124", "https://download.pytorch.org/whl/cu124",
-                              "pip install torch==2.5.1+cu124"};
+  lock.frameworks["torch"] = {
+      "2.5.1+cu124",
+      "https://download.pytorch.org/whl/cu124",
+      "pip install torch==2.5.1+cu124 --index-url https://download.pytorch.org/whl/cu124",
+      {{"torch-2.5.1+cu124-cp312-cp312-linux_x86_64.whl", std::string(64, 'e')},
+       {"torch-2.5.1+cu124-cp313-cp313-linux_x86_64.whl", ""}}};
   lock::LockedTarget target{"535.104.05", "minor-compat", {"8.0"}, "8.0", "80", "", {}};
   target.verified.push_back({"2026-11-30T19:00:00Z", "NVIDIA A100", "8.0", "550.54.15", "12.4.1",
                              std::string(64, 'c'), std::string(64, 'd')});
