@@ -18,7 +18,8 @@ struct LockOptions {
   DownloadFlags download;
 };
 // Writes the lock (exit 0), or with --check compares it (exit 0 current, 1 naming every
-// difference); 4 when no set fits every target.
+// difference; no framework index is asked); 4 when no set fits every target; 5 when a
+// framework's package index cannot be read, 3 when it has no wheel that fits (nothing written).
 Status run_lock(const LockOptions& options, Context& context);
 void add_lock_command(CLI::App& app, Context& context, Outcome& outcome);
 
