@@ -179,7 +179,8 @@ Status run_which_host_compiler(Context& context) {
     return Ok{};
   }
   const auto choice = activate::choose_host_compiler(
-      activated->base, activated->toolkit->path.string(), activated->selection.host_compiler);
+      activated->base, activated->toolkit->path.string(), activated->selection.host_compiler,
+      activated->toolkit->version.str());
   const auto why = text::printable(choice.reason, text::message_limit);
   if (!choice.missing_package.empty())
     return make_error(ErrorKind::failure,
