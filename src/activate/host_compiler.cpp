@@ -161,6 +161,17 @@ HostCompilerChoice choose_host_compiler(const Environment& env, const std::strin
   return choice;
 }
 
+std::string absent_pin_warning(const HostCompilerChoice& choice, const std::string& pinned,
+                               const std::string& file) {
+  if (pinned.empty() || choice.user_choice || choice.compiler) return {};
+  // Debian names clang's packages clang-N; GCC's C++ driver g++-N is its own package.
+  const auto package = text::starts_with(pinned, "clang++") ? "clang" + pinned.substr(7) : pinned;
+  return file + ": host_compiler = \"" + pinned +
+         "\" is not on PATH, so nvcc and CMake keep their default compiler; install it (sudo apt "
+         "install " +
+         package + ") or change host_compiler there";
+}
+
 std::string prepend_flags_with(const std::optional<std::string>& before,
                                const std::string& compiler) {
   const auto flag = "-ccbin " + compiler;

@@ -50,6 +50,11 @@ HostCompilerChoice choose_host_compiler(const Environment& env, const std::strin
                                         const std::string& pinned = {},
                                         std::string_view release = {});
 
+// The warning for a project's `pinned` host_compiler that is not on PATH, naming `file` and the
+// fix; empty when the pin is found, none is set, or the user's own choice stands anyway.
+std::string absent_pin_warning(const HostCompilerChoice& choice, const std::string& pinned,
+                               const std::string& file);
+
 // The variables that make nvcc and CMake use `choice.compiler`: CUDAHOSTCXX for CMake, and
 // NVCC_PREPEND_FLAGS with `-ccbin` for nvcc (nvcc 11.8 ignores NVCC_CCBIN; the prepended flag
 // works on every release, and a later -ccbin on the command line still wins). A user's own
