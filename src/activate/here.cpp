@@ -1,6 +1,7 @@
 #include "activate/here.hpp"
 
 #include "activate/activation.hpp"
+#include "activate/host_compiler.hpp"
 #include "activate/toolkit_env.hpp"
 #include "core/ownership.hpp"
 #include "core/paths.hpp"
@@ -100,6 +101,11 @@ Result<Activated> activate_here(const Environment& current, const fs::path& cwd,
     prefix.cudnn_lib = cudnn_library_directory(result.cudnn->path);
   }
   result.environment = toolkit_environment(result.base, prefix);
+  const auto host =
+      choose_host_compiler(result.base, prefix.path, prefix.host_compiler, prefix.version);
+  if (auto absent = absent_pin_warning(host, prefix.host_compiler, selection->file.string());
+      !absent.empty())
+    result.selection.warnings.push_back(make_error(ErrorKind::usage, absent));
   return result;
 }
 

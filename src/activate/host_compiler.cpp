@@ -7,6 +7,7 @@
 #include "core/files.hpp"
 #include "core/process.hpp"
 #include "core/text.hpp"
+#include "core/version.hpp"
 
 namespace cudaenv::activate {
 
@@ -46,17 +47,26 @@ bool names_ccbin(std::string_view flags) {
 }
 
 // The variable through which the user already chose a host compiler, if any.
-std::string own_variable(const Environment& env) {
+std::string own_variable(const Environment& env, bool ccbin_read) {
   if (env.get_nonempty("CUDAHOSTCXX")) return "CUDAHOSTCXX";
-  if (env.get_nonempty("NVCC_CCBIN")) return "NVCC_CCBIN";
+  if (ccbin_read && env.get_nonempty("NVCC_CCBIN")) return "NVCC_CCBIN";
   return "-ccbin in NVCC_PREPEND_FLAGS";
 }
 
-std::optional<std::optional<std::string>> users_own_choice(const Environment& env) {
+std::optional<std::optional<std::string>> users_own_choice(const Environment& env,
+                                                           bool ccbin_read) {
   if (auto cxx = env.get_nonempty("CUDAHOSTCXX")) return cxx;
-  if (auto ccbin = env.get_nonempty("NVCC_CCBIN")) return ccbin;
+  if (auto ccbin = env.get_nonempty("NVCC_CCBIN"); ccbin && ccbin_read) return ccbin;
   if (names_ccbin(env.get("NVCC_PREPEND_FLAGS").value_or(""))) return std::optional<std::string>();
   return std::nullopt;
+}
+
+// Said first when the user set NVCC_CCBIN for a toolkit whose nvcc never reads it.
+std::string ignored_ccbin_note(const Environment& env, std::string_view release) {
+  const auto ccbin = env.get_nonempty("NVCC_CCBIN");
+  if (!ccbin) return {};
+  return "your NVCC_CCBIN (" + *ccbin + ") is ignored by nvcc " + std::string(release) +
+         " (read from CUDA 12.5 on: set NVCC_PREPEND_FLAGS='-ccbin " + *ccbin + "' to choose it); ";
 }
 
 std::optional<std::string> newest_installed_gcc(int newest, const std::string& path) {
@@ -78,7 +88,42 @@ HostCompilerChoice pinned_choice(const std::string& pinned, const std::string& p
           pinned, false};
 }
 
+// The rules after the user's own choice: the project's pin, the default, the newest accepted.
+HostCompilerChoice choose_by_rules(const Environment& env, const std::string& prefix,
+                                   const std::string& pinned) {
+  const auto path = absolute_entries(env.get("PATH").value_or(""));
+  if (!pinned.empty()) return pinned_choice(pinned, path);
+  const auto default_compiler = find_in_path("c++", path);
+  if (!default_compiler) return {std::nullopt, "no c++ on PATH: nvcc's default stands", "", false};
+  std::error_code ec;
+  const auto resolved = fs::canonical(*default_compiler, ec);
+  const auto name = ec ? std::string("c++") : resolved.filename().string();
+  const auto default_major = gcc_major_in_name(name);
+  const auto newest = newest_supported_gcc(prefix);
+  if (!default_major || !newest)
+    return {std::nullopt, "c++ is " + name + ": no GCC limit applies, nvcc's default stands", "",
+            false};
+  const auto limit = " (gcc <= " + std::to_string(*newest) + ", include/crt/host_config.h)";
+  if (*default_major <= *newest)
+    return {std::nullopt, "c++ is " + name + ", which this toolkit accepts" + limit, "", false};
+  const auto refused = "c++ is " + name + ", newer than this toolkit accepts" + limit;
+  if (auto found = newest_installed_gcc(*newest, path))
+    return {found,
+            refused + "; " + fs::path(*found).filename().string() +
+                " is the newest accepted one on PATH",
+            "", false};
+  const auto package = "g++-" + std::to_string(*newest);
+  return {std::nullopt, refused + "; no accepted g++ on PATH: sudo apt install " + package, package,
+          false};
+}
+
 }  // namespace
+
+bool honours_nvcc_ccbin(std::string_view release) {
+  const auto version = Version::parse(release);
+  if (!version) return true;
+  return version->major_minor() >= *Version::parse("12.5");
+}
 
 std::optional<int> newest_supported_gcc(const std::string& prefix) {
   auto header = read_small_file(fs::path(prefix) / "include" / "crt" / "host_config.h");
@@ -107,32 +152,24 @@ std::optional<std::string> needed_host_compiler(const Environment& env, const st
 }
 
 HostCompilerChoice choose_host_compiler(const Environment& env, const std::string& prefix,
-                                        const std::string& pinned) {
-  if (auto own = users_own_choice(env)) return {*own, "your own " + own_variable(env), "", true};
-  const auto path = absolute_entries(env.get("PATH").value_or(""));
-  if (!pinned.empty()) return pinned_choice(pinned, path);
-  const auto default_compiler = find_in_path("c++", path);
-  if (!default_compiler) return {std::nullopt, "no c++ on PATH: nvcc's default stands", "", false};
-  std::error_code ec;
-  const auto resolved = fs::canonical(*default_compiler, ec);
-  const auto name = ec ? std::string("c++") : resolved.filename().string();
-  const auto default_major = gcc_major_in_name(name);
-  const auto newest = newest_supported_gcc(prefix);
-  if (!default_major || !newest)
-    return {std::nullopt, "c++ is " + name + ": no GCC limit applies, nvcc's default stands", "",
-            false};
-  const auto limit = " (gcc <= " + std::to_string(*newest) + ", include/crt/host_config.h)";
-  if (*default_major <= *newest)
-    return {std::nullopt, "c++ is " + name + ", which this toolkit accepts" + limit, "", false};
-  const auto refused = "c++ is " + name + ", newer than this toolkit accepts" + limit;
-  if (auto found = newest_installed_gcc(*newest, path))
-    return {found,
-            refused + "; " + fs::path(*found).filename().string() +
-                " is the newest accepted one on PATH",
-            "", false};
-  const auto package = "g++-" + std::to_string(*newest);
-  return {std::nullopt, refused + "; no accepted g++ on PATH: sudo apt install " + package, package,
-          false};
+                                        const std::string& pinned, std::string_view release) {
+  const bool ccbin_read = honours_nvcc_ccbin(release);
+  if (auto own = users_own_choice(env, ccbin_read))
+    return {*own, "your own " + own_variable(env, ccbin_read), "", true};
+  auto choice = choose_by_rules(env, prefix, pinned);
+  if (!ccbin_read) choice.reason = ignored_ccbin_note(env, release) + choice.reason;
+  return choice;
+}
+
+std::string absent_pin_warning(const HostCompilerChoice& choice, const std::string& pinned,
+                               const std::string& file) {
+  if (pinned.empty() || choice.user_choice || choice.compiler) return {};
+  // Debian names clang's packages clang-N; GCC's C++ driver g++-N is its own package.
+  const auto package = text::starts_with(pinned, "clang++") ? "clang" + pinned.substr(7) : pinned;
+  return file + ": host_compiler = \"" + pinned +
+         "\" is not on PATH, so nvcc and CMake keep their default compiler; install it (sudo apt "
+         "install " +
+         package + ") or change host_compiler there";
 }
 
 std::string prepend_flags_with(const std::optional<std::string>& before,

@@ -27,6 +27,11 @@ std::optional<int> gcc_major_in_name(std::string_view file_name);
 // PATH that it accepts. Never when env already sets CUDAHOSTCXX: the user's choice stands.
 std::optional<std::string> needed_host_compiler(const Environment& env, const std::string& prefix);
 
+// Whether the nvcc of CUDA `release` ("11.8.0") reads NVCC_CCBIN: from 12.5 on (nvcc 12.5.40 is
+// the first whose program holds the name; 11.8.89 and 12.4.131 do not: docs/host-compiler.md).
+// A release that does not parse counts as reading it: the user's variable is then left to stand.
+bool honours_nvcc_ccbin(std::string_view release);
+
 // Which host compiler nvcc and CMake get for the toolkit at `prefix`, and why.
 struct HostCompilerChoice {
   std::optional<std::string> compiler;  // the program set for them; nullopt: nvcc's default stands
@@ -35,12 +40,20 @@ struct HostCompilerChoice {
   bool user_choice = false;             // the user's own CUDAHOSTCXX/NVCC_CCBIN/-ccbin decides
 };
 
-// The rules, in order: the user's own CUDAHOSTCXX, NVCC_CCBIN or -ccbin in NVCC_PREPEND_FLAGS
-// stands; a `pinned` compiler (the project's host_compiler key) is looked up on PATH; else, when
-// `c++` is a GCC newer than the toolkit accepts, the newest accepted g++-N on PATH; none there:
-// `missing_package` names the one to install.
+// The rules, in order: the user's own CUDAHOSTCXX, NVCC_CCBIN (only where the toolkit's nvcc
+// reads it: honours_nvcc_ccbin(release)) or -ccbin in NVCC_PREPEND_FLAGS stands; a `pinned`
+// compiler (the project's host_compiler key) is looked up on PATH; else, when `c++` is a GCC
+// newer than the toolkit accepts, the newest accepted g++-N on PATH; none there:
+// `missing_package` names the one to install. An NVCC_CCBIN the toolkit ignores is named in
+// `reason`.
 HostCompilerChoice choose_host_compiler(const Environment& env, const std::string& prefix,
-                                        const std::string& pinned = {});
+                                        const std::string& pinned = {},
+                                        std::string_view release = {});
+
+// The warning for a project's `pinned` host_compiler that is not on PATH, naming `file` and the
+// fix; empty when the pin is found, none is set, or the user's own choice stands anyway.
+std::string absent_pin_warning(const HostCompilerChoice& choice, const std::string& pinned,
+                               const std::string& file);
 
 // The variables that make nvcc and CMake use `choice.compiler`: CUDAHOSTCXX for CMake, and
 // NVCC_PREPEND_FLAGS with `-ccbin` for nvcc (nvcc 11.8 ignores NVCC_CCBIN; the prepended flag

@@ -56,7 +56,7 @@ std::map<std::string, std::string> toolkit_variables(const Environment& current,
       {"PATH", prepend_entry(current.get("PATH").value_or(""), prefix + "/bin", previous_bin)},
       {"LD_LIBRARY_PATH", library_path},
   };
-  const auto host = choose_host_compiler(current, prefix, toolkit.host_compiler);
+  const auto host = choose_host_compiler(current, prefix, toolkit.host_compiler, toolkit.version);
   for (auto& [name, value] : host_compiler_variables(current, host)) variables[name] = value;
   return variables;
 }

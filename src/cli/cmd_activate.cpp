@@ -139,6 +139,7 @@ Status run_env(const EnvOptions& options, Context& context) {
   if (!options.target.empty()) return print_target_env(options, shell, context);
   auto activated = activate::activate_here(context.env, here(context));
   if (!activated) return activated.error();
+  context.err << activate::warning_lines(activated->selection);
   activate::Changes variables;
   for (const auto& name : activate::managed_variables())
     variables[name] = activated->environment.get(name);
@@ -162,6 +163,7 @@ Status run_exec(const ExecOptions& options, Context& context) {
   }
   auto activated = activate::activate_here(context.env, here(context), forced);
   if (!activated) return activated.error();
+  context.err << activate::warning_lines(activated->selection);
   auto environment = activated->environment;
   // The child starts from this environment as its own: a hook in it must not undo it.
   environment.unset(activate::activation_variable);
@@ -179,7 +181,8 @@ Status run_which_host_compiler(Context& context) {
     return Ok{};
   }
   const auto choice = activate::choose_host_compiler(
-      activated->base, activated->toolkit->path.string(), activated->selection.host_compiler);
+      activated->base, activated->toolkit->path.string(), activated->selection.host_compiler,
+      activated->toolkit->version.str());
   const auto why = text::printable(choice.reason, text::message_limit);
   if (!choice.missing_package.empty())
     return make_error(ErrorKind::failure,

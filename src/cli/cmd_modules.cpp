@@ -46,7 +46,7 @@ Result<modules::WriteReport> write_modules(const std::string& dir, const std::st
   if (!stores) return stores.error();
   auto db = manifest::load_default_database(paths::data_root(context.env));
   if (!db) return db.error();
-  auto files = modules::modulefiles(modules::collect(*stores, *db), *format);
+  auto files = modules::modulefiles(modules::collect(*stores, *db, context.env), *format);
   if (!files) return files.error();
   return modules::write_modulefiles(dir, *files);
 }

@@ -35,9 +35,20 @@ std::string source_of(const install::Installed& item) {
   return !item.receipt || item.receipt->source.empty() ? "redist" : item.receipt->source;
 }
 
-json installed_json(const std::vector<install::Installed>& items) {
+// The system store `path` lies in, or nullopt for the user's own root.
+std::optional<std::filesystem::path> system_store_of(const install::Store& store,
+                                                     const std::filesystem::path& path) {
+  for (const auto& root : store.shared_roots) {
+    const auto relative = path.lexically_relative(root);
+    if (!relative.empty() && *relative.begin() != "..") return root;
+  }
+  return std::nullopt;
+}
+
+json installed_json(const std::vector<install::Installed>& items, const install::Store& store) {
   json list = json::array();
   for (const auto& item : items) {
+    const auto system_store = system_store_of(store, item.path);
     json components = json::array();
     if (item.receipt) {
       for (const auto& c : item.receipt->components) components.push_back(c.name);
@@ -50,7 +61,9 @@ json installed_json(const std::vector<install::Installed>& items) {
          {"mirror", item.receipt ? json(item.receipt->mirror) : json(nullptr)},
          {"source", item.receipt ? json(source_of(item)) : json(nullptr)},
          {"runtime_only", runtime_only(item)},
-         {"components", components}});
+         {"components", components},
+         {"store", system_store ? "system" : "user"},
+         {"store_root", system_store ? system_store->string() : store.root.string()}});
   }
   return list;
 }
@@ -67,16 +80,22 @@ std::vector<probe::ToolkitFacts> system_toolkits(Context& context, const manifes
   return found;
 }
 
-void print_installed(const std::vector<install::Installed>& items, const char* label,
-                     Context& context) {
+// " (system store DIR)" after a toolkit or cuDNN build a system store holds.
+std::string store_note(const install::Store& store, const install::Installed& item) {
+  const auto root = system_store_of(store, item.path);
+  return root ? " (system store " + text::printable(root->string()) + ")" : std::string();
+}
+
+void print_installed(const std::vector<install::Installed>& items, const install::Store& store,
+                     const char* label, Context& context) {
   context.out << styled(label, Tone::heading, context.colour) << '\n';
   if (items.empty()) context.out << "  (none)\n";
   for (const auto& item : items) {
     context.out << "  " << item.version.str();
     if (item.receipt && !item.receipt->variant.empty())
       context.out << " (" << text::printable(item.receipt->variant) << ")";
-    context.out << "  " << styled(text::printable(item.path.string()), Tone::dim, context.colour)
-                << '\n';
+    context.out << store_note(store, item) << "  "
+                << styled(text::printable(item.path.string()), Tone::dim, context.colour) << '\n';
   }
 }
 
@@ -136,8 +155,8 @@ Status run_list(const StoreOptions& options, Context& context) {
     }
     json active_json =
         active ? json{{"path", active->path}, {"source", active->source}} : json(nullptr);
-    context.out << json{{"installed", installed_json(toolkits)},
-                        {"cudnn", installed_json(cudnn)},
+    context.out << json{{"installed", installed_json(toolkits, store)},
+                        {"cudnn", installed_json(cudnn, store)},
                         {"system", found},
                         {"active", active_json}}
                        .dump(2)
@@ -150,9 +169,10 @@ Status run_list(const StoreOptions& options, Context& context) {
     context.out << marker(active, item.path.string()) << item.version.str();
     if (runtime_only(item)) context.out << " (runtime only: no nvcc)";
     if (item.receipt && source_of(item) == "pypi") context.out << " (from a package index)";
+    context.out << store_note(store, item);
     context.out << "  " << styled(item.path.string(), Tone::dim, context.colour) << '\n';
   }
-  if (!cudnn.empty()) print_installed(cudnn, "cuDNN", context);
+  if (!cudnn.empty()) print_installed(cudnn, store, "cuDNN", context);
   context.out << styled("Found on the system", Tone::heading, context.colour) << '\n';
   if (system.empty()) context.out << "  (none)\n";
   for (const auto& t : system) {
@@ -218,13 +238,38 @@ struct Removal {
   std::optional<install::Installed> cudnn;
 };
 
+// When what a user asked to remove is not in their own root but in a system store: that store
+// is read-only to cudaenv for users, so say where it is and how its administrator removes it
+// (ErrorKind::failure). Any other error is returned as it is.
+Error system_store_refusal(const install::RemovalRequest& request, Error not_found,
+                           Context& context) {
+  if (not_found.kind != ErrorKind::not_found) return not_found;
+  if (auto roots = project::system_roots(context.env); !roots) return not_found;
+  const auto everything = project::store_for(context.env);
+  const auto found = install::choose_installed(everything, request);
+  if (!found) return not_found;
+  const auto root = system_store_of(everything, found->path);
+  if (!root) return not_found;
+  const bool toolkit = request.product == install::Product::cuda;
+  const auto name = toolkit ? found->version.str() : found->path.filename().string();
+  const auto shown_root = text::printable(root->string(), text::message_limit);
+  return make_error(
+      ErrorKind::failure,
+      (toolkit ? "CUDA " : "cuDNN ") + text::printable(name) + " is in the system store " +
+          shown_root + ", which is read-only to cudaenv for users: nothing was removed",
+      "the store's administrator removes it, as its owner: CUDAENV_ROOT=" + shown_root +
+          " cudaenv uninstall " +
+          (toolkit ? text::printable(name) : "--cudnn " + text::printable(name)));
+}
+
 Result<Removal> choose_removal(const StoreOptions& options, const install::Store& store,
                                Context& context) {
   Removal removal;
   if (!options.version.empty()) {
-    auto toolkit = install::choose_installed(
-        store, {install::Product::cuda, options.version, "SPEC", std::nullopt});
-    if (!toolkit) return toolkit.error();
+    const install::RemovalRequest request{install::Product::cuda, options.version, "SPEC",
+                                          std::nullopt};
+    auto toolkit = install::choose_installed(store, request);
+    if (!toolkit) return system_store_refusal(request, toolkit.error(), context);
     auto pin = global_pin(store, context);
     if (!pin) return pin.error();
     if (auto allowed = install::check_not_pinned(*toolkit, *pin, options.force); !allowed)
@@ -234,9 +279,10 @@ Result<Removal> choose_removal(const StoreOptions& options, const install::Store
   if (!options.cudnn_spec.empty()) {
     const auto major =
         removal.toolkit ? std::optional<int>(removal.toolkit->version.major()) : std::nullopt;
-    auto cudnn = install::choose_installed(
-        store, {install::Product::cudnn, options.cudnn_spec, "--cudnn", major});
-    if (!cudnn) return cudnn.error();
+    const install::RemovalRequest request{install::Product::cudnn, options.cudnn_spec, "--cudnn",
+                                          major};
+    auto cudnn = install::choose_installed(store, request);
+    if (!cudnn) return system_store_refusal(request, cudnn.error(), context);
     removal.cudnn = std::move(*cudnn);
   }
   return removal;

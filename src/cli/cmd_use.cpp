@@ -132,7 +132,8 @@ void warn_if_incompatible(const UseOptions& options, Context& context) {
 // The host compiler activation hands nvcc and CMake, or the package to install when none fits.
 void print_host_compiler(const activate::Activated& activated, Context& context) {
   const auto choice = activate::choose_host_compiler(
-      activated.base, activated.toolkit->path.string(), activated.selection.host_compiler);
+      activated.base, activated.toolkit->path.string(), activated.selection.host_compiler,
+      activated.toolkit->version.str());
   const auto why = text::printable(choice.reason, text::message_limit);
   if (!choice.missing_package.empty()) {
     context.err << "warning: nvcc will refuse the host compiler: " << why << '\n'

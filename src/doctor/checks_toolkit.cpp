@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "activate/host_compiler.hpp"
 #include "core/text.hpp"
 #include "doctor/checks.hpp"
 #include "resolve/rules.hpp"
@@ -217,17 +218,21 @@ Finding check_library_path(const CheckInput& in) {
   return f;
 }
 
-Finding check_host_compiler(const CheckInput& in) {
-  auto f = finding("host-compiler", "host gcc supported by the active nvcc");
-  if (!in.active.toolkit || !in.active.toolkit->version) {
-    conclude(f, CheckStatus::skip, "no active CUDA toolkit");
-    return f;
-  }
-  // nvcc runs -ccbin from NVCC_PREPEND_FLAGS, else $NVCC_CCBIN when it is set, else the first
-  // gcc on PATH.
+namespace {
+
+// The compiler nvcc runs: -ccbin from NVCC_PREPEND_FLAGS, else $NVCC_CCBIN when it is set and
+// this nvcc reads it (CUDA 12.5 on), else the first gcc on PATH. An NVCC_CCBIN it ignores is
+// said in `evidence`.
+std::string compiler_nvcc_runs(const CheckInput& in, std::vector<std::string>& evidence) {
+  const auto release = in.active.toolkit->version->str();
   std::string wanted = "gcc";
   for (const auto& v : in.facts.machine.env.variables) {
-    if (v.name == "NVCC_CCBIN" && !v.value.empty()) wanted = v.value;
+    if (v.name != "NVCC_CCBIN" || v.value.empty()) continue;
+    if (activate::honours_nvcc_ccbin(release))
+      wanted = v.value;
+    else
+      evidence.push_back("NVCC_CCBIN=" + v.value + " is ignored by nvcc " + release +
+                         " (read from CUDA 12.5 on)");
   }
   for (const auto& v : in.facts.machine.env.variables) {
     const auto words = text::split_whitespace(v.value);
@@ -235,6 +240,18 @@ Finding check_host_compiler(const CheckInput& in) {
     if (v.name == "NVCC_PREPEND_FLAGS" && ccbin != words.end() && ccbin + 1 != words.end())
       wanted = *(ccbin + 1);
   }
+  return wanted;
+}
+
+}  // namespace
+
+Finding check_host_compiler(const CheckInput& in) {
+  auto f = finding("host-compiler", "host gcc supported by the active nvcc");
+  if (!in.active.toolkit || !in.active.toolkit->version) {
+    conclude(f, CheckStatus::skip, "no active CUDA toolkit");
+    return f;
+  }
+  const auto wanted = compiler_nvcc_runs(in, f.evidence);
   const probe::CompilerFacts* gcc = nullptr;
   for (const auto& compiler : in.facts.machine.compilers) {
     if ((compiler.name == wanted || compiler.path == wanted) && compiler.version) {

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <set>
 
+#include "activate/host_compiler.hpp"
+
 namespace cudaenv::modules {
 
 namespace fs = std::filesystem;
@@ -27,10 +29,25 @@ bool is_dir(const fs::path& path) {
   return fs::is_directory(path, ec);
 }
 
+// The compiler activation would hand nvcc for `toolkit` here, chosen by the same rules but
+// without the writer's own CUDAHOSTCXX, NVCC_CCBIN and NVCC_PREPEND_FLAGS: the files are for
+// every user. Only one that nvcc's flag variable and a modulefile can both carry.
+std::optional<std::string> module_host_compiler(const install::Installed& toolkit,
+                                                const Environment& env) {
+  Environment site = env;
+  for (const char* own : {"CUDAHOSTCXX", "NVCC_CCBIN", "NVCC_PREPEND_FLAGS"}) site.unset(own);
+  const auto choice =
+      activate::choose_host_compiler(site, toolkit.path.string(), {}, toolkit.version.str());
+  if (!activate::host_compiler_variables(site, choice).contains("NVCC_PREPEND_FLAGS"))
+    return std::nullopt;
+  if (!check_quotable(*choice.compiler)) return std::nullopt;
+  return choice.compiler;
+}
+
 }  // namespace
 
 ToolkitModule toolkit_module(const install::Installed& toolkit, const std::string& store_label,
-                             const manifest::Database& db) {
+                             const manifest::Database& db, const Environment& env) {
   ToolkitModule module;
   module.version = toolkit.version.str();
   module.prefix = toolkit.path.string();
@@ -47,17 +64,19 @@ ToolkitModule toolkit_module(const install::Installed& toolkit, const std::strin
   module.has_stubs = is_dir(toolkit.path / "lib64" / "stubs");
   module.has_include = is_dir(toolkit.path / "include");
   module.has_man = is_dir(toolkit.path / "share" / "man");
+  module.host_compiler = module_host_compiler(toolkit, env);
   return module;
 }
 
-ModuleSet collect(const std::vector<LabelledStore>& stores, const manifest::Database& db) {
+ModuleSet collect(const std::vector<LabelledStore>& stores, const manifest::Database& db,
+                  const Environment& env) {
   ModuleSet set;
   std::set<std::string> toolkit_seen;
   std::set<std::string> cudnn_seen;
   for (const auto& [store, label] : stores) {
     for (const auto& toolkit : install::installed_toolkits(store, install::Receipts::skip)) {
       if (toolkit_seen.insert(toolkit.version.str()).second)
-        set.toolkits.push_back(toolkit_module(toolkit, label, db));
+        set.toolkits.push_back(toolkit_module(toolkit, label, db, env));
     }
     for (const auto& cudnn : install::installed_cudnn(store, install::Receipts::skip)) {
       const auto name = cudnn.path.filename().string();

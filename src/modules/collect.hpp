@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/environment.hpp"
 #include "install/store.hpp"
 #include "manifest/database.hpp"
 #include "modules/modulefile.hpp"
@@ -17,10 +18,13 @@ struct LabelledStore {
   std::string label;  // "user store /home/a/.local/share/cudaenv", "system store /opt/cudaenv"
 };
 
-ModuleSet collect(const std::vector<LabelledStore>& stores, const manifest::Database& db);
+// `env` is the environment of the one writing the files: its PATH is where the host compiler a
+// toolkit needs is looked for, as activation looks for it (activate::choose_host_compiler).
+ModuleSet collect(const std::vector<LabelledStore>& stores, const manifest::Database& db,
+                  const Environment& env);
 
-// One toolkit's facts from the database and its directory.
+// One toolkit's facts from the database, its directory and the host compilers on env's PATH.
 ToolkitModule toolkit_module(const install::Installed& toolkit, const std::string& store_label,
-                             const manifest::Database& db);
+                             const manifest::Database& db, const Environment& env);
 
 }  // namespace cudaenv::modules

@@ -52,6 +52,19 @@ end
 
 )lua";
 
+// CUDAHOSTCXX and -ccbin for a toolkit that refuses the default c++ (what activation sets),
+// after `local host_compiler = …`. Ours goes first in NVCC_PREPEND_FLAGS: nvcc takes the last
+// -ccbin, so one of the user's own (later in the variable or on the command line) wins. pushenv:
+// unloading gives back the user's values (Lmod pops; the value at unload is the loaded one).
+constexpr const char* lua_host_compiler =
+    R"lua(local nvcc_flags = os.getenv("NVCC_PREPEND_FLAGS") or ""
+if mode() == "load" then
+  nvcc_flags = "-ccbin " .. host_compiler .. (nvcc_flags ~= "" and (" " .. nvcc_flags) or "")
+end
+pushenv("CUDAHOSTCXX", host_compiler)
+pushenv("NVCC_PREPEND_FLAGS", nvcc_flags)
+)lua";
+
 std::string lua_optional(const std::optional<std::string>& value) {
   return value ? lua_string(*value) : "nil";
 }
@@ -83,6 +96,9 @@ std::string lua_toolkit(const ToolkitModule& toolkit, const ModuleSet& set) {
   for (const char* variable : {"CUDA_HOME", "CUDA_PATH", "CUDAToolkit_ROOT"})
     text += "pushenv(\"" + std::string(variable) + "\", prefix)\n";
   text += "pushenv(\"CUDACXX\", pathJoin(prefix, \"bin/nvcc\"))\n";
+  if (toolkit.host_compiler)
+    text +=
+        "local host_compiler = " + lua_string(*toolkit.host_compiler) + "\n" + lua_host_compiler;
   text += "prepend_path(\"PATH\", pathJoin(prefix, \"bin\"))\n";
   text += "prepend_path(\"LD_LIBRARY_PATH\", pathJoin(prefix, \"lib64\"))\n";
   text += "prepend_path(\"LIBRARY_PATH\", pathJoin(prefix, \"lib64\"))\n";

@@ -24,6 +24,9 @@ struct ToolkitModule {
   bool has_include = false;
   bool has_man = false;
   std::string store = {};  // which store it comes from, for the help text
+  // The host compiler activation hands nvcc (-ccbin in NVCC_PREPEND_FLAGS) and CMake
+  // (CUDAHOSTCXX) for this toolkit on the machine writing the files; nullopt: none needed.
+  std::optional<std::string> host_compiler = {};
 
   // The lowest driver the toolkit runs on at all: the minor-compat floor, else the full one.
   std::optional<std::string> lowest_driver() const {

@@ -55,6 +55,40 @@ if {[module-info mode load] && $lowest ne ""} {
 
 )tcl";
 
+// A variable's value from before the load is kept in __CUDAENV_BEFORE_<NAME> and given back on
+// unload: Environment Modules sets a variable to unsetenv's value when unloading. Its pushenv
+// loses the first value across a `module swap` (measured with 5.2), and within a swap it still
+// shows the unloaded module's values: __CUDAENV_SET_<NAME>, what a cuda module set, tells those
+// from a user's own. Lmod ignores unsetenv on unload and does not undo a Tcl pushenv across a
+// swap: there plain setenv (a variable set before the load is unset by the unload).
+constexpr const char* tcl_setenv = R"tcl(proc cudaenv_setenv {name value} {
+  if {[info exists ::ModuleTool] && $::ModuleTool eq "Lmod"} { setenv $name $value; return }
+  set saved __CUDAENV_BEFORE_$name
+  set ours __CUDAENV_SET_$name
+  if {[module-info mode unload]} {
+    if {[info exists ::env($saved)]} { set before $::env($saved); setenv $saved $before }
+    setenv $ours $value
+    setenv $name $value
+    if {[info exists before]} { unsetenv $name $before }
+    return
+  }
+  if {[info exists ::env($name)]} {
+    if {![info exists ::env($ours)] || $::env($ours) ne $::env($name)} { setenv $saved $::env($name) }
+  }
+  setenv $ours $value
+  setenv $name $value
+}
+
+)tcl";
+
+// CUDAHOSTCXX and -ccbin, as in the Lua files (lua.cpp), after `set host_compiler …`.
+constexpr const char* tcl_host_compiler = R"tcl(set nvcc_flags ""
+if {[info exists ::env(NVCC_PREPEND_FLAGS)]} { set nvcc_flags $::env(NVCC_PREPEND_FLAGS) }
+if {[module-info mode load]} { set nvcc_flags [string trim "-ccbin $host_compiler $nvcc_flags"] }
+cudaenv_setenv CUDAHOSTCXX $host_compiler
+cudaenv_setenv NVCC_PREPEND_FLAGS $nvcc_flags
+)tcl";
+
 std::string header(const std::string& what) {
   return std::string("#%Module1.0\n## ") + generated_marker + ": " + what +
          "\n## Rerun `cudaenv modules write` after installing or removing toolkits.\n\n";
@@ -81,11 +115,12 @@ std::string tcl_toolkit(const ToolkitModule& toolkit, const ModuleSet& set) {
     text += " [list " + tcl_word(version) + " " + tcl_word(floor) + "]";
   text += "]\n";
   text += tcl_driver_check;
-  // setenv, as EasyBuild writes it: Lmod's reading of a Tcl pushenv does not undo it on unload,
-  // and Environment Modules loses the pushed value across a swap. (The Lua files use pushenv.)
+  text += tcl_setenv;
   for (const char* variable : {"CUDA_HOME", "CUDA_PATH", "CUDAToolkit_ROOT"})
-    text += "setenv " + std::string(variable) + " $prefix\n";
-  text += "setenv CUDACXX $prefix/bin/nvcc\n";
+    text += "cudaenv_setenv " + std::string(variable) + " $prefix\n";
+  text += "cudaenv_setenv CUDACXX $prefix/bin/nvcc\n";
+  if (toolkit.host_compiler)
+    text += "set host_compiler " + tcl_word(*toolkit.host_compiler) + "\n" + tcl_host_compiler;
   text += "prepend-path PATH $prefix/bin\n";
   text += "prepend-path LD_LIBRARY_PATH $prefix/lib64\n";
   text += "prepend-path LIBRARY_PATH $prefix/lib64\n";

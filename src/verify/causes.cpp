@@ -2,6 +2,7 @@
 
 #include <regex>
 
+#include "activate/host_compiler.hpp"
 #include "core/text.hpp"
 #include "resolve/rules.hpp"
 
@@ -278,7 +279,7 @@ Cause wrong_result(const GpuReport& gpu) {
           "GPU until verify passes"};
 }
 
-Cause compile_failed(const ProcessResult& compile) {
+Cause compile_failed(const ClassifyContext& context, const ProcessResult& compile) {
   const auto output = compile.err + compile.out;
   if (compile.timed_out) {
     return {CauseId::compile_failed, "nvcc did not finish in time",
@@ -288,9 +289,17 @@ Cause compile_failed(const ProcessResult& compile) {
   const auto message = "nvcc failed (exit " + std::to_string(compile.exit_code) + "): " + line;
   if (text::contains(output, "Failed to preprocess host compiler properties") ||
       text::contains(output, "gcc: No such file or directory")) {
+    // NVCC_CCBIN is read from CUDA 12.5 on; older nvcc takes -ccbin only (docs/host-compiler.md).
+    const std::string name_one = activate::honours_nvcc_ccbin(context.toolkit.str())
+                                     ? "point NVCC_CCBIN at one"
+                                     : "name one with NVCC_PREPEND_FLAGS='-ccbin /usr/bin/g++-N' "
+                                       "(nvcc " +
+                                           context.toolkit.major_minor().str() +
+                                           " ignores NVCC_CCBIN)";
     return {CauseId::compile_failed, message,
             "nvcc found no host C++ compiler: install one (Debian/Ubuntu: sudo apt install g++) "
-            "or point NVCC_CCBIN at one"};
+            "or " +
+                name_one};
   }
   return {CauseId::compile_failed, message,
           "a toolkit that cannot compile this small program is damaged or incomplete: reinstall "

@@ -29,7 +29,7 @@ Cause cudart_missing(const ClassifyContext& context, const std::string& loader_m
 Cause cudart_other_version(const ClassifyContext& context, int runtime_version);
 Cause out_of_memory(const std::string& evidence);
 Cause wrong_result(const GpuReport& gpu);
-Cause compile_failed(const ProcessResult& compile);
+Cause compile_failed(const ClassifyContext& context, const ProcessResult& compile);
 Cause runtime_error(const std::string& evidence);
 
 }  // namespace cudaenv::verify::causes

@@ -128,7 +128,7 @@ std::optional<Cause> from_compile(const ProcessResult& compile, const ClassifyCo
         "nvcc (CUDA " + context.toolkit.str() +
             ") cannot build for this GPU: " + (lines.empty() ? output : lines.front()));
   }
-  return causes::compile_failed(compile);
+  return causes::compile_failed(context, compile);
 }
 
 // The loader's own line, e.g. "./device_query: error while loading shared libraries:

@@ -17,19 +17,53 @@ def _cache():
     return Path(os.environ.get("CUDAENV_TEST_CACHE") or default) / "environment-modules"
 
 
+APT_SOURCES = ("deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
+               "http://deb.debian.org/debian bookworm main\n")
+
+
+def _apt_download(where):
+    """environment-modules' .deb into `where`: with the system's apt state, else (its lists may
+    not name the package: no `apt-get update` yet, another release) with a private one in the
+    test cache, as debian_cuda.py keeps. Returns (debs, what apt said)."""
+    said = ""
+    got = subprocess.run(["apt-get", "download", "environment-modules"], cwd=where, capture_output=True,
+                         text=True, timeout=120)
+    said += got.stderr
+    if got.returncode != 0:
+        state = _cache().with_name("environment-modules-apt")
+        for sub in ("lists/partial", "cache/archives/partial"):
+            (state / sub).mkdir(parents=True, exist_ok=True)
+        (state / "sources.list").write_text(APT_SOURCES)
+        options = ["-o", f"Dir::Etc::SourceList={state}/sources.list", "-o", "Dir::Etc::SourceParts=/dev/null",
+                   "-o", f"Dir::State::Lists={state}/lists", "-o", f"Dir::Cache={state}/cache",
+                   "-o", "Dir::State::status=/dev/null", "-o", "Debug::NoLocking=1"]
+        for command in (["update"], ["download", "environment-modules"]):
+            got = subprocess.run(["apt-get", *options, "-qq", *command], cwd=where, capture_output=True,
+                                 text=True, timeout=180)
+            said += got.stderr
+            if got.returncode != 0:
+                break
+    return list(Path(where).glob("environment-modules_*.deb")), said.strip()
+
+
+_why_missing = {}
+
+
 def environment_modules():
-    """modulecmd.tcl of Environment Modules, unpacked into the test cache; None when it cannot be had."""
+    """modulecmd.tcl of Environment Modules, unpacked into the test cache (once: later runs reuse
+    it); None when it cannot be had, the reason in missing_engines()."""
     cache = _cache()
     found = sorted(cache.glob("usr/lib/*/modulecmd.tcl")) if cache.exists() else []
     if found:
         return found[0]
     if not shutil.which("apt-get") or not shutil.which("dpkg"):
+        _why_missing["environment-modules"] = "no apt-get/dpkg here to fetch it"
         return None
     with tempfile.TemporaryDirectory() as tmp:
-        got = subprocess.run(["apt-get", "download", "environment-modules"], cwd=tmp, capture_output=True,
-                             text=True, timeout=120)
-        debs = list(Path(tmp).glob("environment-modules_*.deb"))
-        if got.returncode != 0 or not debs:
+        debs, said = _apt_download(tmp)
+        if not debs:
+            last = "; ".join(line for line in said.splitlines()[-2:])
+            _why_missing["environment-modules"] = "apt-get download environment-modules failed: " + last
             return None
         cache.parent.mkdir(parents=True, exist_ok=True)
         unpacking = cache.with_name(cache.name + f".part-{os.getpid()}")
@@ -43,13 +77,29 @@ def environment_modules():
 def engines():
     """(name, format, shell command that prints bash code) for each engine this machine has."""
     found = []
-    if LMOD.exists() and shutil.which("tclsh"):
+    if not shutil.which("tclsh"):
+        _why_missing["lmod"] = _why_missing["environment-modules"] = "no tclsh (apt install tcl)"
+        return found
+    if LMOD.exists():
         found.append(("lmod", "lua", shlex.quote(str(LMOD))))
         found.append(("lmod", "tcl", shlex.quote(str(LMOD))))
+    else:
+        _why_missing["lmod"] = f"no {LMOD} (apt install lmod; scripts/deps --test)"
     modulecmd = environment_modules()
-    if modulecmd and shutil.which("tclsh"):
+    if modulecmd:
         found.append(("environment-modules", "tcl", "tclsh " + shlex.quote(str(modulecmd))))
     return found
+
+
+def missing_engines():
+    """{engine: why} for the engines the last engines() call did not find."""
+    return dict(_why_missing)
+
+
+def engines_required():
+    """Whether a missing engine fails the tests instead of skipping them: scripts/test (and so
+    .ci/run) sets CUDAENV_REQUIRE_ENGINES=1."""
+    return os.environ.get("CUDAENV_REQUIRE_ENGINES") == "1"
 
 
 def module_script(engine_command, modulepath, body):

@@ -220,5 +220,59 @@ def without_g_plus_plus_11_use_verify_doctor_and_which_name_the_package(tmp):
           f"doctor names the package: {gcc}")
 
 
+@case
+def nvcc_11_8_ignores_nvcc_ccbin_so_activation_still_adds_the_ccbin(tmp):
+    """nvcc reads NVCC_CCBIN from CUDA 12.5 on: for 11.8 the user's NVCC_CCBIN is not a choice
+    that stands. exec adds -ccbin and nvcc compiles; which and doctor say it is ignored."""
+    if GXX11 is None or (default_gcc_major() or 0) <= 11:
+        print("skip: needs c++ newer than gcc 11 and g++-11 installed (scripts/deps --test)")
+        return
+    state = installed()
+    env = dict(state["env"], NVCC_CCBIN=GXX11)
+    flags = in_project([BINARY, "exec", "--", "printenv", "NVCC_PREPEND_FLAGS"], "11.8.0", env)
+    check(flags.stdout.strip() == f"-ccbin {GXX11}",
+          f"11.8 with NVCC_CCBIN set: -ccbin still prepended: {flags.stdout!r} {flags.stderr!r}")
+    needed(in_project([BINARY, "exec", "--", "nvcc", "-c", "kernel.cu", "-o", "ccbin.o"], "11.8.0", env),
+           "11.8 with NVCC_CCBIN set compiles through exec")
+    which = in_project([BINARY, "which", "--host-compiler"], "11.8.0", env)
+    first, why = (which.stdout.splitlines() + ["", ""])[:2]
+    check(first == GXX11 and "NVCC_CCBIN" in why and "ignored by nvcc 11.8.0" in why,
+          f"which --host-compiler says NVCC_CCBIN is ignored: {which.stdout!r} {which.stderr!r}")
+    doctor = in_project([BINARY, "doctor", "--json"], "11.8.0", env)
+    gcc = {f["id"]: f for f in json.loads(doctor.stdout)["findings"]}.get("host-compiler", {})
+    check(gcc.get("status") == "fail" and any("ignored by nvcc 11.8.0" in e for e in gcc.get("evidence", [])),
+          f"doctor: plain nvcc 11.8 still runs gcc {default_gcc_major()}, NVCC_CCBIN ignored: {gcc}")
+    own = dict(env, NVCC_PREPEND_FLAGS="-ccbin /usr/bin/g++-11")
+    kept = in_project([BINARY, "exec", "--", "printenv", "NVCC_PREPEND_FLAGS"], "11.8.0", own)
+    check(kept.stdout.strip() == "-ccbin /usr/bin/g++-11", f"a -ccbin of the user's own stands: {kept.stdout!r}")
+    newer = in_project([BINARY, "which", "--host-compiler"], "13.0.2", env)
+    check(newer.stdout.startswith(GXX11 + "\n") and "your own NVCC_CCBIN" in newer.stdout,
+          f"13.0 reads NVCC_CCBIN: the user's stands: {newer.stdout!r}")
+    unset = in_project([BINARY, "exec", "--", "printenv", "NVCC_PREPEND_FLAGS"], "13.0.2", env)
+    check(unset.returncode == 1, f"13.0 with NVCC_CCBIN: nothing added: {unset.stdout!r}")
+
+
+def without_compilers(tmp):
+    """A PATH holding everything of /usr/bin but the C and C++ compilers."""
+    sandbox = tmp / "no-compiler-bin"
+    sandbox.mkdir()
+    for name in sorted(os.listdir("/usr/bin")):
+        if not re.search(r"(^|-)(gcc|g\+\+|cc|c\+\+|cpp|clang|clang\+\+)(-[0-9.]+)?$", name):
+            (sandbox / name).symlink_to(Path("/usr/bin") / name)
+    return sandbox
+
+
+@case
+def with_no_host_compiler_verify_names_the_flag_11_8_reads(tmp):
+    state = installed()
+    env = dict(state["env"], PATH=str(without_compilers(tmp)))
+    verify = in_project([BINARY, "verify", "--json"], "11.8.0", env)
+    report = json.loads(verify.stdout or "{}")
+    check(report.get("cause") == "compile_failed" and "NVCC_PREPEND_FLAGS='-ccbin" in report.get("fix", "")
+          and "point NVCC_CCBIN" not in report.get("fix", ""),
+          f"11.8 without a compiler: the fix names -ccbin, not NVCC_CCBIN: {report.get('cause')} "
+          f"{report.get('fix')!r} {verify.stderr[-300:]!r}")
+
+
 if __name__ == "__main__":
     finish()

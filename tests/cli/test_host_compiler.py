@@ -1,7 +1,8 @@
 """CUDAHOSTCXX when needed: activating a toolkit whose include/crt/host_config.h refuses the
 default `c++` (a GCC newer than it accepts) sets CUDAHOSTCXX to the newest g++-N on PATH that it
 accepts, for `cudaenv exec`, `cudaenv env` and the prompt hook alike; a toolkit that accepts the
-default sets nothing; the user's own CUDAHOSTCXX always stands; leaving unsets what cudaenv set."""
+default sets nothing; the user's own CUDAHOSTCXX always stands; leaving unsets what cudaenv set;
+a project's host_compiler pin that is not installed is warned about, once per activation."""
 
 import json
 import subprocess
@@ -90,6 +91,35 @@ def the_hook_sets_it_on_enter_and_unsets_it_on_leave(tmp):
                           text=True, timeout=60)
     expected = [str(bindir / "g++-12"), "unset", str(bindir / "g++-12"), "unset"]
     check(proc.stdout.split() == expected, f"enter 12.1, switch to 12.4, back, leave: {proc.stdout!r} {proc.stderr!r}")
+
+
+PIN_SESSION = """eval "$(cudaenv init bash)"
+cd "$OLD"; __cudaenv_hook; cd /; __cudaenv_hook; cd "$OLD"; __cudaenv_hook
+"""
+
+
+@case
+def a_pin_to_an_absent_compiler_is_warned_about_once_per_activation(tmp):
+    env, bindir, projects = setup(tmp)
+    project_file = projects["12.1.1"] / ".cudaenv"
+    project_file.write_text('cuda = "12.1.1"\nhost_compiler = "g++-99"\n')
+    expected = (f'{project_file}: host_compiler = "g++-99" is not on PATH, so nvcc and CMake keep their '
+                'default compiler; install it (sudo apt install g++-99) or change host_compiler there')
+    for args in (["exec", "--", "true"], ["env", "--shell", "json"], ["env", "--shell", "bash"]):
+        proc = in_project(args, env, projects["12.1.1"])
+        check(proc.returncode == 0 and proc.stderr.count(expected) == 1,
+              f"{' '.join(args)} warns once, naming the file and the fix: {proc.returncode} {proc.stderr!r}")
+    (tmp / "bin").mkdir()
+    (tmp / "bin" / "cudaenv").symlink_to(BINARY)
+    session_env = dict(env, PATH=f"{tmp}/bin:{env['PATH']}", OLD=str(projects["12.1.1"]))
+    proc = subprocess.run(["bash", "--norc", "--noprofile", "-c", PIN_SESSION], env=session_env,
+                          capture_output=True, text=True, timeout=60)
+    check(proc.stderr.count("host_compiler = \"g++-99\" is not on PATH") == 1,
+          f"the hook says it once, not at every entry: {proc.stderr!r}")
+    project_file.write_text('cuda = "12.1.1"\nhost_compiler = "g++-11"\n')
+    found = in_project(["exec", "--", "printenv", "CUDAHOSTCXX"], env, projects["12.1.1"])
+    check(found.stdout.strip() == str(bindir / "g++-11") and "warning" not in found.stderr,
+          f"a pin that is installed is used, with no warning: {found.stdout!r} {found.stderr!r}")
 
 
 finish()

@@ -1,7 +1,7 @@
 """`cudaenv modules write`: modulefiles loaded by the real engines, Lmod (Lua and Tcl files) and
 Environment Modules (Tcl), in bash: `module avail` lists them, `module load` then `nvcc --version`
 is that toolkit's, `module swap` replaces it, `module unload` gives back the environment exactly
-(with Lmod's Lua files, a CUDA_HOME set before included), cuDNN refuses to load without a CUDA of its major, and the
+(a CUDA_HOME set before included, but for Lmod reading Tcl files), cuDNN refuses to load without a CUDA of its major, and the
 load-time driver check reads fixture drivers below CUDAENV_SYSROOT."""
 
 import os
@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from harness import SKIP, check, clean_env, expect_error, finish, global_config, mirror_server, run
-from module_engines import engines, module_script
+from module_engines import engines, engines_required, missing_engines, module_script
 from synthetic_mirror import cudnn_release, toolkit_release
 
 RELEASES = {"11.8.0": "11.8.89", "12.1.1": "12.1.105", "12.4.1": "12.4.131"}
@@ -49,7 +49,8 @@ def environ(path):
 
 def load_swap_unload(name, command, modulepath, env, work, root, site_cuda_home):
     """With `site_cuda_home` a CUDA_HOME set before the load must come back (Lua files use
-    pushenv; Tcl files use setenv, which unsets it: the engines do not undo a Tcl pushenv)."""
+    pushenv; Tcl files keep the value and give it back on unload, which Environment Modules
+    honours and Lmod does not)."""
     preset = "export CUDA_HOME=/opt/site-cuda" if site_cuda_home else "unset CUDA_HOME"
     proc = bash(command, modulepath, preset + """
         export PATH=/usr/local/bin:/usr/bin:/bin LD_LIBRARY_PATH=/opt/site/lib
@@ -108,9 +109,16 @@ def driver_checks(name, command, modulepath, env, tmp, work):
 
 def engine_cases(tmp, env):
     found = engines()
+    missing = missing_engines()
+    if missing and engines_required():
+        check(False, f"module engines missing, and CUDAENV_REQUIRE_ENGINES=1 requires them: {missing}")
+        if not found:
+            finish()
     if not found:
-        print("SKIP: no module engine (install lmod: scripts/deps --test)", file=sys.stderr)
+        print(f"SKIP: no module engine: {missing}", file=sys.stderr)
         sys.exit(SKIP)
+    for engine, why in missing.items():
+        print(f"note: {engine} not tested: {why}", file=sys.stderr)
     for fmt in ("lua", "tcl"):
         args = ["modules", "write", str(tmp / fmt)] + (["--format", "tcl"] if fmt == "tcl" else [])
         wrote = run(args, env, check_exit=0)
@@ -124,10 +132,64 @@ def engine_cases(tmp, env):
         avail = bash(command, tmp / fmt, "module avail 2>&1", engine_env, work)
         for module in ["cuda/11.8.0", "cuda/12.1.1", "cuda/12.4.1", "cudnn/9.1.0-cuda12"]:
             check(module in avail.stdout, f"{name}: avail lists {module}: {avail.stdout}")
-        load_swap_unload(name, command, tmp / fmt, engine_env, work, tmp / "root", site_cuda_home=fmt == "lua")
+        # Lmod undoes neither a Tcl pushenv across a swap nor sets on unload: only unset-before.
+        load_swap_unload(name, command, tmp / fmt, engine_env, work, tmp / "root",
+                         site_cuda_home=name != "lmod (tcl)")
         cudnn_needs_cuda(name, command, tmp / fmt, engine_env, work)
         driver_checks(name, command, tmp / fmt, engine_env, tmp, work)
         print(f"ok: {name}")
+
+
+def fake_compilers(tmp):
+    """Compilers as Debian installs them: c++ a link to g++-13, g++-11 and g++-12 beside it."""
+    bindir = tmp / "compilers"
+    bindir.mkdir()
+    for name in ("g++-11", "g++-12", "g++-13"):
+        (bindir / name).write_text("#!/bin/sh\nexit 0\n")
+        (bindir / name).chmod(0o755)
+    (bindir / "c++").symlink_to(bindir / "g++-13")
+    return bindir
+
+
+def host_compiler_cases(tmp, env):
+    """CUDA 11.8 takes GCC <= 11 (its include/crt/host_config.h): written where c++ is GCC 13 and
+    g++-11 is installed, its module sets what activation sets; unload gives the values back."""
+    header = tmp / "root" / "toolkits" / "11.8.0" / "include" / "crt" / "host_config.h"
+    header.parent.mkdir(parents=True, exist_ok=True)
+    header.write_text("#if defined(__GNUC__)\n#if __GNUC__ > 11\n#error -- unsupported GNU version!\n#endif\n#endif\n")
+    bindir = fake_compilers(tmp)
+    writer = dict(env, PATH=f"{bindir}:/usr/bin:/bin", CUDAHOSTCXX="/opt/writers/own-g++")
+    for fmt in ("lua", "tcl"):
+        run(["modules", "write", str(tmp / f"host-{fmt}"), "--format", fmt], writer, check_exit=0)
+    gxx11 = str(bindir / "g++-11")
+    for engine, fmt, command in engines():
+        name = f"{engine} ({fmt})"
+        work = Path(tempfile.mkdtemp(dir=tmp))
+        restores = name != "lmod (tcl)"
+        preset = "export NVCC_PREPEND_FLAGS=-lineinfo" if restores else "unset NVCC_PREPEND_FLAGS"
+        proc = bash(command, tmp / f"host-{fmt}", preset + """
+            unset CUDAHOSTCXX; export PATH=/usr/local/bin:/usr/bin:/bin
+            env -0 > before
+            module load cuda/11.8.0 || exit 10
+            printf '%s\\n' "${CUDAHOSTCXX-unset}" "${NVCC_PREPEND_FLAGS-unset}" > loaded
+            module unload cuda/11.8.0 || exit 11
+            env -0 > after
+            module load cuda/12.4.1 || exit 12
+            printf '%s\\n' "${CUDAHOSTCXX-unset}" > newer
+        """, env, work)
+        check(proc.returncode == 0, f"{name}: load, unload ran: {proc.returncode} {proc.stderr}")
+        if proc.returncode != 0:
+            continue
+        loaded = (work / "loaded").read_text().splitlines()
+        flags = f"-ccbin {gxx11} -lineinfo" if restores else f"-ccbin {gxx11}"
+        check(loaded == [gxx11, flags], f"{name}: cuda/11.8.0 sets CUDAHOSTCXX and -ccbin g++-11: {loaded}")
+        before, after = environ(work / "before"), environ(work / "after")
+        changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+        check(not changed, f"{name}: unload gives the host compiler variables back; changed: "
+                           f"{[(k, before.get(k), after.get(k)) for k in sorted(changed)]}")
+        check((work / "newer").read_text().strip() == "unset",
+              f"{name}: cuda/12.4.1 has no GCC limit: no CUDAHOSTCXX: {(work / 'newer').read_text()!r}")
+        print(f"ok: host compiler, {name}")
 
 
 def kept_current_and_refusals(tmp, env):
@@ -155,6 +217,7 @@ def main():
         tmp = Path(name)
         env = install_store(tmp)
         engine_cases(tmp, env)
+        host_compiler_cases(tmp, env)
         kept_current_and_refusals(tmp, env)
         print("ok: kept_current_and_refusals")
     finish()

@@ -119,4 +119,25 @@ def the_system_config_names_the_stores(tmp):
     expect_error(as_user(["list"], env), 2, f"{config}:1", "system_roots must be a list")
 
 
+@case
+def list_marks_system_store_toolkits_and_uninstall_says_who_removes_them(tmp):
+    setup(tmp)
+    with mirror_server(tmp / "mirror") as (url, _):
+        system = admin_store(tmp, url)
+    before = tree(system)
+    env = user_env(tmp, CUDAENV_SYSTEM_ROOTS=str(system))
+    listed = as_user(["list"], env)
+    for release in ("12.4.1", "12.1.1"):
+        check(f"{release} (system store {system})" in listed.stdout, f"list marks {release}: {listed.stdout}")
+    data = json.loads(as_user(["list", "--json"], env).stdout or "{}").get("installed", [])
+    check([(t.get("store"), t.get("store_root")) for t in data] == [("system", str(system))] * 2,
+          f"list --json names the store: {data}")
+    gone = as_user(["uninstall", "12.4.1"], env)
+    expect_error(gone, 1, f"CUDA 12.4.1 is in the system store {system}", "read-only to cudaenv for users")
+    check(f"CUDAENV_ROOT={system} cudaenv uninstall 12.4.1" in gone.stderr,
+          f"the hint says how its administrator removes it: {gone.stderr!r}")
+    check(tree(system) == before, "nothing below the system store was touched")
+    expect_error(as_user(["uninstall", "11.8"], env), 3, "is not installed")
+
+
 finish()

@@ -73,9 +73,19 @@ TEST_CASE("a user's own NVCC_PREPEND_FLAGS is kept in front, and a -ccbin in it 
     CHECK(env.get("NVCC_PREPEND_FLAGS") == own);
     CHECK_FALSE(env.get("CUDAHOSTCXX"));
   }
+  // nvcc reads NVCC_CCBIN from 12.5 on: there it stands; 11.8 ignores it, so -ccbin is added.
+  env = activate::toolkit_environment(machine.env({{"NVCC_CCBIN", "g++-10"}}),
+                                      {machine.prefix, "12.5.0"});
+  CHECK_FALSE(env.get("NVCC_PREPEND_FLAGS"));
   env = activate::toolkit_environment(machine.env({{"NVCC_CCBIN", "g++-10"}}),
                                       {machine.prefix, "11.8.0"});
-  CHECK_FALSE(env.get("NVCC_PREPEND_FLAGS"));
+  CHECK(env.get("NVCC_PREPEND_FLAGS") == "-ccbin " + machine.gxx("g++-11"));
+  const auto choice = activate::choose_host_compiler(machine.env({{"NVCC_CCBIN", "g++-10"}}),
+                                                     machine.prefix, "", "11.8.0");
+  CHECK_FALSE(choice.user_choice);
+  CHECK(text::contains(choice.reason, "NVCC_CCBIN (g++-10) is ignored by nvcc 11.8.0"));
+  CHECK(activate::honours_nvcc_ccbin("12.5.0"));
+  CHECK_FALSE(activate::honours_nvcc_ccbin("12.4.1"));
 }
 
 TEST_CASE("with no accepted g++ installed the package to install is named, and nothing is set") {
