@@ -5,7 +5,9 @@
 
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <optional>
@@ -321,7 +323,12 @@ Result<std::string_view> ResumableStream::next() {
   if (s.expected > 0 && s.offset >= s.expected && s.easy == nullptr) s.finished = true;
   if (auto pumped = s.pump(); !pumped) return pumped.error();
   if (!s.pending.empty()) return s.deliver_pending();
-  std::fflush(s.out);
+  // The last bytes written may still be buffered: on a full disk only this flush fails.
+  if (std::fflush(s.out) != 0) {
+    return make_error(ErrorKind::failure,
+                      "cannot write " + s.cache_path.string() + ": " + std::strerror(errno),
+                      "free space in the cudaenv data root, then run the command again");
+  }
   return std::string_view{};
 }
 

@@ -128,6 +128,14 @@ Error write_error(const std::string& verb, const std::string& path, struct archi
                     "again");
 }
 
+// A failed data write: the system's reason (a local problem), or libarchive's own complaint
+// without one (more data than the entry's header declared: a corrupt archive).
+Error data_write_error(const std::string& path, struct archive* out) {
+  if (archive_errno(out) > 0) return write_error("write", path, out);
+  return make_error(ErrorKind::integrity, "corrupt archive data at " + path + ": " + reason(out),
+                    "the archive is corrupt or hostile; nothing was installed");
+}
+
 Error over_cap(const ExtractOptions& options) {
   return make_error(ErrorKind::integrity,
                     options.archive_name + " unpacks to more than " +
@@ -163,8 +171,11 @@ Status copy_data(struct archive* in, struct archive* out, const std::string& pat
     stats.bytes += size;
     if (options.max_unpacked_bytes > 0 && stats.bytes > options.max_unpacked_bytes)
       return over_cap(options);
-    if (archive_write_data_block(out, block, size, offset) < ARCHIVE_WARN)
-      return write_error("write", path, out);
+    // libarchive answers a failed write(2) (a full disk, a quota, an I/O error) with only
+    // ARCHIVE_WARN, and archive_write_finish_entry() then extends the file to its size with a
+    // hole: a file that looks whole. Anything short of ARCHIVE_OK is a failed write.
+    if (archive_write_data_block(out, block, size, offset) < ARCHIVE_OK)
+      return data_write_error(path, out);
   }
 }
 
@@ -295,7 +306,9 @@ class Extraction {
     }
     if (write_header(out_.get(), entry) < ARCHIVE_WARN)
       return write_error("create", full, out_.get());
-    if (archive_entry_size(entry) > 0) {
+    // Only a regular file has data to write (a hard link to one included); libarchive skips
+    // what another kind of entry may carry.
+    if (archive_entry_filetype(entry) == AE_IFREG && archive_entry_size(entry) > 0) {
       if (auto copied = copy_data(in_.get(), out_.get(), full, options_, stats_); !copied)
         return context_.source_error ? *context_.source_error : copied.error();
     }

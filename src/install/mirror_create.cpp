@@ -1,10 +1,10 @@
 #include "install/mirror_create.hpp"
 
-#include <fstream>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "core/files.hpp"
 #include "core/parallel.hpp"
 #include "install/db_update.hpp"
 #include "install/remote.hpp"
@@ -22,12 +22,8 @@ Status write_filtered_manifest(const fs::path& path, const MirrorRelease& releas
   for (auto it = document.begin(); it != document.end();) {
     it = it->is_object() && kept.count(it.key()) == 0 ? document.erase(it) : std::next(it);
   }
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  std::ofstream out(path);
-  out << document.dump(4) << '\n';
-  if (!out) return make_error(ErrorKind::failure, "cannot write " + path.string());
-  return Ok{};
+  // Checked up to the close: on a full disk a small file fails only when it is flushed.
+  return write_file_atomically(path, document.dump(4) + "\n");
 }
 
 Status mirror_archive(const fs::path& redist, const std::string& upstream,

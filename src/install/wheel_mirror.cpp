@@ -3,12 +3,12 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include <fstream>
 #include <memory>
 #include <mutex>
 
 #include <nlohmann/json.hpp>
 
+#include "core/files.hpp"
 #include "core/parallel.hpp"
 #include "install/extract.hpp"
 
@@ -172,10 +172,7 @@ Status mirror_from_wheels(const fs::path& dir, const std::vector<InstallPlan>& p
   });
   if (!done) return done;
   const auto path = redist / ("redistrib_" + plans.front().version + ".json");
-  std::ofstream out(path);
-  out << manifest_of(plans, packed).dump(4) << '\n';
-  if (!out) return make_error(ErrorKind::failure, "cannot write " + path.string());
-  return Ok{};
+  return write_file_atomically(path, manifest_of(plans, packed).dump(4) + "\n");
 }
 
 }  // namespace cudaenv::install

@@ -1,6 +1,7 @@
 """`cudaenv install` when the process or the disk fails it: a write that fails mid-extraction
-(file size limit, a full disk), a kill -9 at any instant of `install --force` (held at its
-renames with strace), a swap that fails, and Ctrl-C/SIGTERM in the middle."""
+(file size limit, a full disk; a full disk under `mirror create` too), a kill -9 at any instant
+of `install --force` (held at its renames with strace), a swap that fails, and Ctrl-C/SIGTERM in
+the middle."""
 
 import resource
 import os
@@ -12,7 +13,7 @@ import time
 from harness import BINARY, check, expect_error, finish, mirror_server, run
 from install_helpers import (ARCHIVE_PATH, NVCC, PATIENCE, case, check_nothing_of, check_toolkit_runs, env_for,
                              finished, release_with, requests, start, toolkit_names)
-from synthetic_mirror import PLATFORM, toolkit_release
+from synthetic_mirror import PLATFORM, toolkit_release, write_release
 
 
 # 1. A write that fails mid-extraction.
@@ -68,11 +69,43 @@ def a_full_disk_during_extraction_fails_the_install_and_leaves_nothing(tmp):
     rc = int((tmp / "out" / "rc").read_text())
     err = (tmp / "out" / "err").read_text()
     check(rc == 1, f"exit {rc}: {err}")
+    # The write that failed is named: zeros.bin's. (When that failure went unnoticed, libarchive
+    # padded the file out with a hole and the install went on: it failed at the receipt only
+    # when no page had been freed by then, and otherwise installed a file of zeros in part.)
     errors = [line for line in err.splitlines() if line.startswith("cudaenv: error:")]
-    check(len(errors) == 1 and "No space left on device" in errors[0], f"names the reason: {err!r}")
+    check(len(errors) == 1 and "share/zeros.bin: No space left on device" in errors[0],
+          f"names the file and the reason: {err!r}")
     names = (tmp / "out" / "names").read_text().split()
     check(sorted(names) == [".", "..", ".lock-12.1.1", ".lock-12.4.1", "12.1.1"], f"only 12.1.1: {names}")
     check("V12.1.105" in (tmp / "out" / "nvcc").read_text(), "the earlier toolkit still runs")
+
+
+@case
+def a_full_disk_under_mirror_create_fails_it_and_lists_no_release(tmp):
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        print("skipped: a real full disk needs root and unshare (tmpfs in a mount namespace)")
+        return
+    # An archive of whole pages and a part: its last part waits in stdio's buffer until the end.
+    manifest = write_release(tmp / "mirror", "12.4.1", {"cuda_nvcc": (NVCC, [], 20_000)})
+    archive = os.path.basename(manifest["cuda_nvcc"][PLATFORM]["relative_path"])
+    pages = int(manifest["cuda_nvcc"][PLATFORM]["size"]) // 4096
+    (tmp / "out").mkdir()
+    with mirror_server(tmp / "mirror") as (url, _):
+        # `pages` pages: the archive's last part finds no room; one more: the archive fits, its manifest not.
+        script = "".join(f'mkdir "{tmp}/{n}" && mount -t tmpfs -o size={n * 4}k none "{tmp}/{n}" || exit 99\n'
+                         f'"{BINARY}" mirror create "{tmp}/{n}" --cuda 12.4.1 --components cuda_nvcc --mirror {url} '
+                         f'2>"{tmp}/out/err{n}"; echo $? >"{tmp}/out/rc{n}"\n'
+                         f'find "{tmp}/{n}" -name "redistrib_*" >"{tmp}/out/listed{n}"\n' for n in (pages, pages + 1))
+        proc = subprocess.run(["unshare", "-m", "sh", "-c", script], env=env_for(tmp), capture_output=True, text=True,
+                              timeout=PATIENCE)
+    check(proc.returncode == 0, f"the namespace script ran: {proc.returncode} {proc.stderr}")
+    for n, failed in ((pages, archive), (pages + 1, "redistrib_12.4.1.json")):
+        rc, err = (tmp / "out" / f"rc{n}").read_text().strip(), (tmp / "out" / f"err{n}").read_text()
+        errors = [line for line in err.splitlines() if line.startswith("cudaenv: error:")]
+        check(rc == "1" and len(errors) == 1 and f"{failed}: No space left on device" in errors[0],
+              f"{n} pages: exit {rc}, names {failed} and the reason: {err!r}")
+        listed = (tmp / "out" / f"listed{n}").read_text().split()
+        check(listed == [], f"{n} pages: no manifest lists the release: {listed}")
 
 
 # 6. `install --force` keeps a toolkit in place at every instant.
