@@ -92,17 +92,22 @@ Result<Targets> default_targets(const ScanOptions& options, Context& context) {
 struct Machine {
   std::vector<Gpu> gpus;
   std::optional<scan::PtxIsa> ptx_limit;
+  scan::FixFacts fix_facts;  // the database and this machine's driver, for the wheel advice
+  std::optional<manifest::Database> db;
 };
 
 Result<Machine> machine_to_judge(const ScanOptions& options, Context& context) {
   Machine machine;
+  const auto reading = probe::probe_driver(context.sysroot, context.loader);
+  if (reading.driver)
+    machine.fix_facts.driver = {Version::parse(reading.driver->version), reading.driver->cuda_version};
+  if (auto db = manifest::load_default_database(paths::data_root(context.env))) machine.db = std::move(*db);
   if (!options.arch.empty()) {
     auto gpus = gpus_from_flags(options.arch);
     if (!gpus) return gpus.error();
     machine.gpus = *gpus;
-    return machine;  // a described machine: its driver is not known, the PTX limit not checked
+    return machine;  // a described machine: the PTX limit of the driver here is not checked
   }
-  const auto reading = probe::probe_driver(context.sysroot, context.loader);
   for (const auto& gpu : reading.gpus) {
     const auto& cc = gpu.compute_capability;
     machine.gpus.push_back({cc.major() * 10 + cc.minor(), gpu.name});
@@ -151,7 +156,9 @@ class ScanPrinter {
       if (binary.codes.empty()) break;  // only needs CUDA libraries: nothing to judge
       const auto verdict = scan::verdict_for(binary.codes, gpu.arch, machine_.ptx_limit);
       count(verdict.coverage);
-      const auto fix = scan::fix_for(binary.path, gpu.arch, verdict);
+      auto facts = machine_.fix_facts;
+      facts.db = machine_.db ? &*machine_.db : nullptr;
+      const auto fix = scan::fix_for(binary.path, gpu.arch, verdict, facts);
       entry["verdicts"].push_back({{"arch", scan::sm_name(gpu.arch)},
                                    {"coverage", scan::to_string(verdict.coverage)},
                                    {"via", verdict.via},
@@ -206,7 +213,7 @@ nlohmann::json triton_report(const Targets& targets, const Machine& machine, Con
                         {"release", ptxas->release ? ptxas->release->str() : ""},
                         {"problems", nlohmann::json::array()},
                         {"fix", ""}};
-  auto db = manifest::load_default_database(paths::data_root(context.env));
+  const auto& db = machine.db;
   if (!db || !ptxas->release) return report;
   const auto toolkit_ptxas =
       fs::path(context.env.get_nonempty("CUDA_HOME").value_or("/usr/local/cuda")) / "bin/ptxas";

@@ -9,7 +9,7 @@ import tempfile
 import sys
 from pathlib import Path
 
-from harness import SKIP, case, check, clean_env, expect_error, finish, run
+from harness import FAKE_DRIVER, SKIP, case, check, clean_env, expect_error, finish, fixture_machine, run
 from scan_fixtures import build_cuda_libraries, find_cuda_tool, make_venv
 
 NVCC = find_cuda_tool("nvcc")
@@ -100,6 +100,50 @@ def bad_arch_is_a_usage_error(tmp):
     (tmp / "home").mkdir()
     proc = run(["scan", str(tmp), "--arch", "ampere"], clean_env(tmp / "home"))
     expect_error(proc, 2, "--arch ampere", "compute capability")
+
+
+def torch_without(tmp, arch_gencode="sm80.so"):
+    """A site-packages whose torch/lib/libtorch_cuda.so carries sm_80 SASS only."""
+    site = tmp / "site-packages"
+    (site / "torch" / "lib").mkdir(parents=True)
+    shutil.copy(LIBS[arch_gencode], site / "torch" / "lib" / "libtorch_cuda.so")
+    (tmp / "home").mkdir(exist_ok=True)
+    return site
+
+
+def torch_fix(site, arch, env):
+    report = json.loads(run(["scan", str(site), "--arch", arch, "--json"], env, check_exit=1).stdout)
+    verdict = report["binaries"][0]["verdicts"][0]
+    check(verdict["coverage"] == "none", verdict)
+    return verdict["fix"]
+
+
+@case
+def torch_index_follows_the_architecture(tmp):
+    site = torch_without(tmp)
+    env = clean_env(tmp / "home", PATH="/usr/bin:/bin")
+    # CUDA 13 dropped Volta: the newest wheel for sm_70 is a CUDA 12 one.
+    volta = torch_fix(site, "7.0", env)
+    check("torch 2.14 cu126: pip install torch --index-url https://download.pytorch.org/whl/cu126" in volta, volta)
+    check("cu13" not in volta, volta)
+    hopper = torch_fix(site, "9.0", env)
+    check("torch 2.15 cu132: pip install torch --index-url https://download.pytorch.org/whl/cu132" in hopper, hopper)
+    blackwell = torch_fix(site, "12.0", env)
+    check("https://download.pytorch.org/whl/cu132" in blackwell and 'TORCH_CUDA_ARCH_LIST="12.0"' in blackwell,
+          blackwell)
+
+
+@case
+def torch_index_the_driver_here_runs(tmp):
+    if not FAKE_DRIVER:
+        print("note: CUDAENV_FAKE_DRIVER is not set; the driver case is not checked")
+        return
+    site = torch_without(tmp)
+    # Driver 470 (CUDA 11.4): CUDA 11 wheels run through minor-version compatibility, 12 and 13 do not.
+    root = fixture_machine("doctor-toolkit-mismatch", tmp / "machines")
+    env = clean_env(tmp / "home", PATH="/usr/bin:/bin", CUDAENV_SYSROOT=root)
+    fix = torch_fix(site, "9.0", env)
+    check("cu118: pip install torch --index-url https://download.pytorch.org/whl/cu118" in fix, fix)
 
 
 finish()
