@@ -118,20 +118,27 @@ Result<Machine> machine_to_judge(const ScanOptions& options, Context& context) {
 }
 
 struct Summary {
-  int native = 0, jit = 0, none = 0;
+  int native = 0, jit = 0, none = 0, no_kernels = 0;
 };
+
+// The JSON spelling of a coverage: "no kernels" reads as "no_kernels" there.
+std::string coverage_key(scan::Coverage coverage) {
+  return coverage == scan::Coverage::no_kernels ? "no_kernels" : scan::to_string(coverage);
+}
 
 nlohmann::json codes_json(const scan::BinaryScan& binary) {
   nlohmann::json sass = nlohmann::json::array(), ptx = nlohmann::json::array();
+  nlohmann::json empty = nlohmann::json::array();
   for (const auto& code : binary.codes) {
-    if (code.kind == scan::CodeKind::sass)
+    if (code.kind == scan::CodeKind::sass) {
       sass.push_back(scan::sm_name(code.arch));
-    else
+      if (code.no_kernels) empty.push_back(scan::sm_name(code.arch));
+    } else
       ptx.push_back(
           {{"arch", "compute_" + std::to_string(code.arch)},
            {"version", std::to_string(code.ptx_major) + "." + std::to_string(code.ptx_minor)}});
   }
-  return {{"sass", sass}, {"ptx", ptx}};
+  return {{"sass", sass}, {"ptx", ptx}, {"sass_without_kernels", empty}};
 }
 
 class ScanPrinter {
@@ -160,7 +167,7 @@ class ScanPrinter {
       facts.db = machine_.db ? &*machine_.db : nullptr;
       const auto fix = scan::fix_for(binary.path, gpu.arch, verdict, facts);
       entry["verdicts"].push_back({{"arch", scan::sm_name(gpu.arch)},
-                                   {"coverage", scan::to_string(verdict.coverage)},
+                                   {"coverage", coverage_key(verdict.coverage)},
                                    {"via", verdict.via},
                                    {"reason", verdict.reason},
                                    {"fix", fix}});
@@ -183,9 +190,9 @@ class ScanPrinter {
   }
 
   void print_verdict(const Gpu& gpu, const scan::Verdict& verdict, const std::string& fix) {
-    const auto tone = verdict.coverage == scan::Coverage::native ? Tone::good
-                      : verdict.coverage == scan::Coverage::jit  ? Tone::warn
-                                                                 : Tone::bad;
+    const auto tone = verdict.coverage == scan::Coverage::none  ? Tone::bad
+                      : verdict.coverage == scan::Coverage::jit ? Tone::warn
+                                                                : Tone::good;
     std::string line = "  " + scan::sm_name(gpu.arch) + ": " +
                        styled(scan::to_string(verdict.coverage), tone, context_.colour);
     line += verdict.via.empty() ? " (" + verdict.reason + ")" : " via " + verdict.via;
@@ -197,6 +204,7 @@ class ScanPrinter {
     if (coverage == scan::Coverage::native) ++summary_.native;
     if (coverage == scan::Coverage::jit) ++summary_.jit;
     if (coverage == scan::Coverage::none) ++summary_.none;
+    if (coverage == scan::Coverage::no_kernels) ++summary_.no_kernels;
   }
 
   const Machine& machine_;
@@ -307,7 +315,11 @@ Status run_scan(const ScanOptions& options, Context& context, Outcome& outcome) 
         {"truncated", walk.truncated},
         {"binaries", binaries},
         {"triton", triton},
-        {"summary", {{"native", summary.native}, {"jit", summary.jit}, {"none", summary.none}}}};
+        {"summary",
+         {{"native", summary.native},
+          {"jit", summary.jit},
+          {"none", summary.none},
+          {"no_kernels", summary.no_kernels}}}};
     report["ptx_isa_limit"] = machine->ptx_limit
                                   ? nlohmann::json(std::to_string(machine->ptx_limit->major) + "." +
                                                    std::to_string(machine->ptx_limit->minor))
@@ -316,7 +328,10 @@ Status run_scan(const ScanOptions& options, Context& context, Outcome& outcome) 
   } else {
     print_triton(triton, context);
     context.out << "Summary    " << summary.native << " native, " << summary.jit << " jit, "
-                << summary.none << " none\n";
+                << summary.none << " none"
+                << (summary.no_kernels ? ", " + std::to_string(summary.no_kernels) + " no kernels"
+                                       : "")
+                << '\n';
   }
   outcome.exit_code = summary.none > 0 || triton_problem ? 1 : 0;
   return Ok{};

@@ -1,6 +1,7 @@
 #include "scan/copies.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -71,6 +72,22 @@ bool record_lists(const std::string& record, const std::string& relative) {
   return text::starts_with(record, relative + ",") || text::contains(record, "\n" + relative + ",");
 }
 
+// The "Name:" header of a METADATA file, when it is a plausible distribution name.
+std::optional<std::string> project_name(const std::string& metadata) {
+  for (const auto& line : text::split(metadata, '\n')) {
+    if (line.empty() || line == "\r") break;  // the headers end at the first blank line
+    if (!text::starts_with(line, "Name: ")) continue;
+    const auto name = std::string(text::trim(line.substr(6)));
+    const bool plain = !name.empty() && name.size() <= 200 &&
+                       std::all_of(name.begin(), name.end(), [](char c) {
+                         return std::isalnum(static_cast<unsigned char>(c)) || c == '-' ||
+                                c == '_' || c == '.';
+                       });
+    return plain ? std::optional(name) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
 // The dist-info directory whose RECORD lists `relative` ("nvidia/cu13/lib/libcudart.so.13").
 std::optional<PipDistribution> distribution_listing(const fs::path& site,
                                                     const std::string& relative) {
@@ -83,7 +100,10 @@ std::optional<PipDistribution> distribution_listing(const fs::path& site,
     const auto stem = name.substr(0, name.size() - std::string_view(".dist-info").size());
     const auto dash = stem.find('-');
     if (dash == std::string::npos) continue;
-    return PipDistribution{stem.substr(0, dash), stem.substr(dash + 1)};
+    PipDistribution found{stem.substr(0, dash), stem.substr(dash + 1), stem.substr(0, dash)};
+    if (const auto metadata = read_small_file_or_empty(it->path() / "METADATA"))
+      found.project = project_name(*metadata).value_or(found.name);
+    return found;
   }
   return std::nullopt;
 }
@@ -178,7 +198,7 @@ std::string mismatch_fix(const LibraryCopy& loaded, const std::string& loaded_fr
     ways.push_back("scope LD_LIBRARY_PATH: remove " + loaded_from +
                    " from it, or set it only for the program that needs that copy");
   if (const auto wheel = pip_distribution_of(loaded.path))
-    ways.push_back("uninstall the stray copy (pip uninstall " + wheel->name + ")");
+    ways.push_back("uninstall the stray copy (pip uninstall " + wheel->project + ")");
   else
     ways.push_back("remove the stray copy " + loaded.path);
   if (!loaded.version.empty())

@@ -27,8 +27,9 @@ std::vector<LibraryCopy> find_copies(const std::string& library,
 LibraryCopy describe_copy(const std::string& path);
 
 struct PipDistribution {
-  std::string name;  // as its dist-info directory spells it: "nvidia_cufft"
-  std::string version;
+  std::string name;     // as its dist-info directory spells it: "nvidia_cufft"
+  std::string version;  // "12.0.0.61"
+  std::string project;  // as its METADATA names it, what pip takes: "nvidia-cufft"
 };
 
 // The pip distribution whose installed RECORD lists a file below a site-packages (or

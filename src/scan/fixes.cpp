@@ -104,7 +104,7 @@ std::string fix_for(const std::string& path, int arch, const Verdict& verdict,
       package == "torchaudio")
     return torch_advice(arch, facts);
   const auto wheel = pip_distribution_of(path);
-  const auto name = wheel          ? wheel->name
+  const auto name = wheel          ? wheel->project
                     : package.empty() ? std::string("this binary")
                                       : package;
   return "rebuild " + name + " with " + sm_name(arch) + " (TORCH_CUDA_ARCH_LIST=\"" +

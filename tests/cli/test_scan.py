@@ -5,6 +5,7 @@ its fix — plus Triton's bundled ptxas (a real one) and a damaged file among th
 import atexit
 import json
 import shutil
+import subprocess
 import tempfile
 import sys
 from pathlib import Path
@@ -19,8 +20,17 @@ if not NVCC:
 
 BUILT = Path(tempfile.mkdtemp(prefix="cudaenv-scan-built-"))
 atexit.register(shutil.rmtree, BUILT, True)
+# A translation unit without kernels, as NVIDIA's libcufftw.so.12 has: nvcc still writes an
+# sm_75 cubin for it, holding no function. Built beside the others.
+(BUILT / "no_kernels.cu").write_text('extern "C" int plan_count(int n) { return n + 1; }\n'
+                                     "__device__ int unused(int x) { return 2 * x; }\n")
+NO_KERNELS = subprocess.Popen([NVCC, "-shared", "-Xcompiler", "-fPIC", "-gencode", "arch=compute_75,code=sm_75",
+                               str(BUILT / "no_kernels.cu"), "-o", str(BUILT / "no_kernels.so")])
 LIBS = build_cuda_libraries(NVCC, BUILT, {"sm80.so": "arch=compute_80,code=sm_80",
                                           "sm80_ptx.so": "arch=compute_80,code=[sm_80,compute_80]"})
+if NO_KERNELS.wait(timeout=600) != 0:
+    raise SystemExit("nvcc failed on no_kernels.cu")
+LIBS["no_kernels.so"] = BUILT / "no_kernels.so"
 PTXAS = Path(NVCC).parent / "ptxas"
 
 
@@ -63,7 +73,7 @@ def venv_site_packages_judged_for_hopper(tmp):
     torch = binaries["libtorch_cuda.so"]["verdicts"][0]
     check(torch["coverage"] == "jit" and torch["via"].startswith("compute_80 (PTX "), torch)
     check("error" in binaries["_ext.so"] and "not a valid ELF" in binaries["_ext.so"]["error"], binaries["_ext.so"])
-    check(report["summary"] == {"native": 0, "jit": 1, "none": 1}, report["summary"])
+    check(report["summary"] == {"native": 0, "jit": 1, "none": 1, "no_kernels": 0}, report["summary"])
 
 
 @case
@@ -144,6 +154,54 @@ def torch_index_the_driver_here_runs(tmp):
     env = clean_env(tmp / "home", PATH="/usr/bin:/bin", CUDAENV_SYSROOT=root)
     fix = torch_fix(site, "9.0", env)
     check("cu118: pip install torch --index-url https://download.pytorch.org/whl/cu118" in fix, fix)
+
+
+def nvidia_wheel(site, files):
+    """An NVIDIA-style wheel installed in `site`: nvidia/cufft/lib/ holding `files` (name: source),
+    listed by its dist-info RECORD, whose METADATA names the distribution nvidia-cufft."""
+    lib = site / "nvidia" / "cufft" / "lib"
+    lib.mkdir(parents=True)
+    info = site / "nvidia_cufft-12.0.0.61.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: nvidia-cufft\nVersion: 12.0.0.61\n\nbody\n")
+    for name, source in files.items():
+        shutil.copy(source, lib / name)
+    (info / "RECORD").write_text("".join(f"nvidia/cufft/lib/{name},sha256=x,1\n" for name in files))
+    return lib
+
+
+@case
+def a_cubin_without_kernels_needs_no_gpu_code(tmp):
+    site = tmp / "site-packages"
+    lib = nvidia_wheel(site, {"libcufftw.so.12": LIBS["no_kernels.so"], "libcufft.so.12": LIBS["sm80.so"]})
+    (tmp / "home").mkdir()
+    env = clean_env(tmp / "home", PATH="/usr/bin:/bin")
+    proc = run(["scan", str(lib / "libcufftw.so.12"), "--arch", "9.0"], env, check_exit=0)
+    check("  SASS   sm_75 (no kernels)\n" in proc.stdout, proc.stdout)
+    check("  sm_90: no kernels (its GPU code defines no kernels: nothing runs on the GPU)\n" in proc.stdout,
+          proc.stdout)
+    check("Summary    0 native, 0 jit, 0 none, 1 no kernels\n" in proc.stdout, proc.stdout)
+    report = json.loads(run(["scan", str(site), "--arch", "9.0", "--json"], env, check_exit=1).stdout)
+    binaries = by_name(report)
+    fftw = binaries["libcufftw.so.12"]
+    check(fftw["sass_without_kernels"] == ["sm_75"] and fftw["verdicts"][0]["coverage"] == "no_kernels", fftw)
+    # A library of the same wheel that does lack sm_90 names the distribution pip knows.
+    fix = binaries["libcufft.so.12"]["verdicts"][0]["fix"]
+    check(fix.startswith("rebuild nvidia-cufft with sm_90"), fix)
+    check(report["summary"] == {"native": 0, "jit": 0, "none": 1, "no_kernels": 1}, report["summary"])
+
+
+@case
+def nvidias_own_libcufftw_is_not_flagged(tmp):
+    real = Path("/usr/local/cuda/lib64/libcufftw.so.12")
+    if not real.is_file():
+        print(f"note: no {real} here; not checked")
+        return
+    (tmp / "home").mkdir()
+    report = json.loads(run(["scan", str(real), "--arch", "9.0", "--arch", "12.0", "--json"],
+                            clean_env(tmp / "home"), check_exit=0).stdout)
+    verdicts = report["binaries"][0]["verdicts"]
+    check([v["coverage"] for v in verdicts] == ["no_kernels", "no_kernels"] and not verdicts[0]["fix"], verdicts)
 
 
 finish()
