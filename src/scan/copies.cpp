@@ -111,7 +111,10 @@ std::optional<PipDistribution> distribution_listing(const fs::path& site,
 std::string origin_of(const fs::path& path) {
   for (auto directory = path.parent_path(); directory.has_relative_path();
        directory = directory.parent_path()) {
-    if (is_site_packages(directory)) return "pip wheel";
+    if (is_site_packages(directory)) return "pip wheel";  // nvidia/cudnn/lib is a wheel's
+  }
+  for (auto directory = path.parent_path(); directory.has_relative_path();
+       directory = directory.parent_path()) {
     const auto name = directory.filename().string();
     if (name == "cuda" || text::starts_with(name, "cuda-") ||
         directory.parent_path().filename() == "toolkits")

@@ -4,6 +4,7 @@ its fix — plus Triton's bundled ptxas (a real one) and a damaged file among th
 
 import atexit
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -202,6 +203,32 @@ def nvidias_own_libcufftw_is_not_flagged(tmp):
                             clean_env(tmp / "home"), check_exit=0).stdout)
     verdicts = report["binaries"][0]["verdicts"]
     check([v["coverage"] for v in verdicts] == ["no_kernels", "no_kernels"] and not verdicts[0]["fix"], verdicts)
+
+
+OLD_PTXAS = Path(os.environ.get("CUDAENV_TEST_CACHE", Path.home() / ".cache/cudaenv-ci/downloads")) \
+    / "debian-apt/cuda-11.8-root/usr/bin/ptxas"
+
+
+@case
+def triton_fix_points_at_the_active_toolkits_ptxas(tmp):
+    if not (OLD_PTXAS.exists() and PTXAS.exists()):
+        print(f"note: needs CUDA 11.8's ptxas ({OLD_PTXAS}, unpacked by the CUDA 11 tests) and nvcc's; not checked")
+        return
+    python, site = make_venv(tmp / "venv")
+    bundled = site / "triton/backends/nvidia/bin"
+    bundled.mkdir(parents=True)
+    shutil.copy(OLD_PTXAS, bundled / "ptxas")  # CUDA 11.8's: predates Blackwell (sm_120, CUDA 12.8)
+    (tmp / "home").mkdir()
+    toolkit = PTXAS.parent.parent
+    env = clean_env(tmp / "home", PATH=f"{python.parent}:/usr/bin:/bin", CUDA_HOME=toolkit)
+    proc = run(["scan", "--python", str(python), "--arch", "12.0"], env, check_exit=1)
+    check("ptxas 11.8 predates sm_120, which needs CUDA 12.8 or newer" in proc.stdout, proc.stdout)
+    triton = json.loads(run(["scan", "--python", str(python), "--arch", "12.0", "--json"], env).stdout)["triton"]
+    check(triton["fix"].startswith(f"export TRITON_PTXAS_PATH={PTXAS} (the active toolkit's ptxas ")
+          and triton["fix"].endswith(" knows sm_120)"), triton)
+    # Following the fix clears the problem.
+    env["TRITON_PTXAS_PATH"] = str(PTXAS)
+    run(["scan", "--python", str(python), "--arch", "12.0"], env, check_exit=0)
 
 
 finish()
