@@ -100,8 +100,10 @@ Result<Machine> machine_to_judge(const ScanOptions& options, Context& context) {
   Machine machine;
   const auto reading = probe::probe_driver(context.sysroot, context.loader);
   if (reading.driver)
-    machine.fix_facts.driver = {Version::parse(reading.driver->version), reading.driver->cuda_version};
-  if (auto db = manifest::load_default_database(paths::data_root(context.env))) machine.db = std::move(*db);
+    machine.fix_facts.driver = {Version::parse(reading.driver->version),
+                                reading.driver->cuda_version};
+  if (auto db = manifest::load_default_database(paths::data_root(context.env)))
+    machine.db = std::move(*db);
   if (!options.arch.empty()) {
     auto gpus = gpus_from_flags(options.arch);
     if (!gpus) return gpus.error();
@@ -308,18 +310,17 @@ Status run_scan(const ScanOptions& options, Context& context, Outcome& outcome) 
       gpus.push_back({{"arch", scan::sm_name(gpu.arch)}, {"name", gpu.name}});
     std::vector<std::string> roots;
     for (const auto& root : targets.roots) roots.push_back(root.string());
-    nlohmann::json report{
-        {"gpus", gpus},
-        {"roots", roots},
-        {"files_seen", walk.files_seen},
-        {"truncated", walk.truncated},
-        {"binaries", binaries},
-        {"triton", triton},
-        {"summary",
-         {{"native", summary.native},
-          {"jit", summary.jit},
-          {"none", summary.none},
-          {"no_kernels", summary.no_kernels}}}};
+    nlohmann::json report{{"gpus", gpus},
+                          {"roots", roots},
+                          {"files_seen", walk.files_seen},
+                          {"truncated", walk.truncated},
+                          {"binaries", binaries},
+                          {"triton", triton},
+                          {"summary",
+                           {{"native", summary.native},
+                            {"jit", summary.jit},
+                            {"none", summary.none},
+                            {"no_kernels", summary.no_kernels}}}};
     report["ptx_isa_limit"] = machine->ptx_limit
                                   ? nlohmann::json(std::to_string(machine->ptx_limit->major) + "." +
                                                    std::to_string(machine->ptx_limit->minor))

@@ -27,7 +27,8 @@ std::vector<std::string> cudnn_directories(const BinaryFacts& facts, const Sysro
   for (const auto& entry :
        scan::read_ld_cache_file(sysroot.host_path("/etc/ld.so.cache").string(), problem))
     if (entry.soname == "libcudnn.so.9")
-      directories.push_back(sysroot.host_path(fs::path(entry.path).parent_path().string()).string());
+      directories.push_back(
+          sysroot.host_path(fs::path(entry.path).parent_path().string()).string());
   if (const auto home = env.get_nonempty("CUDA_HOME"))
     directories.push_back(sysroot.host_path(*home + "/lib64").string());
   return directories;
@@ -46,7 +47,8 @@ std::vector<std::string> site_packages_in_files(const Sysroot& sysroot, const st
     for (fs::directory_iterator it(lib, error), end; !error && it != end; it.increment(error)) {
       if (!text::starts_with(it->path().filename().string(), "python3")) continue;
       for (const char* name : {"site-packages", "dist-packages"})
-        if (fs::is_directory(it->path() / name, error)) sites.push_back((it->path() / name).string());
+        if (fs::is_directory(it->path() / name, error))
+          sites.push_back((it->path() / name).string());
     }
   }
   std::sort(sites.begin(), sites.end());
@@ -59,7 +61,8 @@ Result<std::vector<std::string>> site_packages_of(const Sysroot& sysroot, Proces
   if (sysroot.is_host_root()) return scan::python_site_packages(runner, python, env.variables());
   auto sites = site_packages_in_files(sysroot, python);
   if (sites.empty())
-    return make_error(ErrorKind::not_found, "no site-packages beside " + python + " in CUDAENV_SYSROOT");
+    return make_error(ErrorKind::not_found,
+                      "no site-packages beside " + python + " in CUDAENV_SYSROOT");
   return sites;
 }
 
@@ -96,8 +99,7 @@ BinaryFacts gather_binary_facts(const Sysroot& sysroot, ProcessRunner& runner,
     }
   }
   facts.framework_binaries = scan::scan_paths(roots).binaries;
-  facts.cudnn_copies =
-      scan::find_copies("libcudnn.so.9", cudnn_directories(facts, sysroot, env));
+  facts.cudnn_copies = scan::find_copies("libcudnn.so.9", cudnn_directories(facts, sysroot, env));
   auto ptxas_variable = env.get("TRITON_PTXAS_PATH");
   if (ptxas_variable && !ptxas_variable->empty())
     ptxas_variable = sysroot.host_path(*ptxas_variable).string();

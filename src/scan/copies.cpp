@@ -53,8 +53,7 @@ std::string version_in_elf(const fs::path& file) {
 // forwards every call) in libcudnn_graph.so.9 beside it, the library it loads from there.
 std::pair<std::string, std::string> version_from_elf(const fs::path& file,
                                                      const std::string& soname_version) {
-  if (auto version = version_in_elf(file); !version.empty())
-    return {version, "the library's ELF"};
+  if (auto version = version_in_elf(file); !version.empty()) return {version, "the library's ELF"};
   const auto name = file.filename().string();
   if (!text::starts_with(name, "libcudnn.so.") || soname_version.empty()) return {"", ""};
   const auto sibling = "libcudnn_graph.so." + soname_version.substr(0, soname_version.find('.'));
@@ -78,11 +77,10 @@ std::optional<std::string> project_name(const std::string& metadata) {
     if (line.empty() || line == "\r") break;  // the headers end at the first blank line
     if (!text::starts_with(line, "Name: ")) continue;
     const auto name = std::string(text::trim(line.substr(6)));
-    const bool plain = !name.empty() && name.size() <= 200 &&
-                       std::all_of(name.begin(), name.end(), [](char c) {
-                         return std::isalnum(static_cast<unsigned char>(c)) || c == '-' ||
-                                c == '_' || c == '.';
-                       });
+    const bool plain =
+        !name.empty() && name.size() <= 200 && std::all_of(name.begin(), name.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+        });
     return plain ? std::optional(name) : std::nullopt;
   }
   return std::nullopt;
@@ -212,8 +210,7 @@ std::string mismatch_fix(const LibraryCopy& loaded, const std::string& loaded_fr
 }  // namespace
 
 std::optional<Mismatch> pinned_mismatch(const std::string& library, const LibraryCopy& loaded,
-                                        const std::string& loaded_from,
-                                        const std::string& found_by,
+                                        const std::string& loaded_from, const std::string& found_by,
                                         const std::vector<PinnedDirectory>& pins) {
   for (const auto& pin : pins) {
     const auto candidate = fs::path(pin.directory) / library;

@@ -8,10 +8,11 @@
 namespace cudaenv::scan {
 
 struct LibraryCopy {
-  std::string path;            // the real file, links resolved
-  std::string version;         // "9.10.2", "13.0.96"; empty when unknown
-  std::string version_source;  // "the library's ELF", "file name", "wheel nvidia_cudnn_cu13", "soname"
-  std::string origin;          // "pip wheel", "toolkit", "system"
+  std::string path;     // the real file, links resolved
+  std::string version;  // "9.10.2", "13.0.96"; empty when unknown
+  std::string
+      version_source;  // "the library's ELF", "file name", "wheel nvidia_cudnn_cu13", "soname"
+  std::string origin;  // "pip wheel", "toolkit", "system"
 };
 
 // The copies of `library` (a soname) in each directory, once per real file, in the order the
@@ -43,9 +44,10 @@ std::vector<std::string> wheel_library_directories(const std::string& site_packa
 // A directory the environment says a library should come from: the project's pinned cuDNN or
 // toolkit, or the toolkit $CUDA_HOME names.
 struct PinnedDirectory {
-  std::string what;         // "the pinned cuDNN 9.1 (from /repo/.cudaenv)"
-  std::string directory;    // its library directory
-  std::string pin_command;  // pins another version when the version is appended: "cudaenv use 13.0 --cudnn"
+  std::string what;       // "the pinned cuDNN 9.1 (from /repo/.cudaenv)"
+  std::string directory;  // its library directory
+  std::string
+      pin_command;  // pins another version when the version is appended: "cudaenv use 13.0 --cudnn"
 };
 
 struct Mismatch {
@@ -58,8 +60,7 @@ struct Mismatch {
 // uninstall or remove the stray copy, or pin to match it. `loaded_from` is the directory the
 // loader found it in and `found_by` the search step that found it ("LD_LIBRARY_PATH").
 std::optional<Mismatch> pinned_mismatch(const std::string& library, const LibraryCopy& loaded,
-                                        const std::string& loaded_from,
-                                        const std::string& found_by,
+                                        const std::string& loaded_from, const std::string& found_by,
                                         const std::vector<PinnedDirectory>& pins);
 
 }  // namespace cudaenv::scan

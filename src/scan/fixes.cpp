@@ -104,9 +104,7 @@ std::string fix_for(const std::string& path, int arch, const Verdict& verdict,
       package == "torchaudio")
     return torch_advice(arch, facts);
   const auto wheel = pip_distribution_of(path);
-  const auto name = wheel          ? wheel->project
-                    : package.empty() ? std::string("this binary")
-                                      : package;
+  const auto name = wheel ? wheel->project : package.empty() ? std::string("this binary") : package;
   return "rebuild " + name + " with " + sm_name(arch) + " (TORCH_CUDA_ARCH_LIST=\"" +
          capability(arch) + "\" for a PyTorch extension, nvcc -gencode arch=compute_" +
          std::to_string(arch) + ",code=sm_" + std::to_string(arch) +
