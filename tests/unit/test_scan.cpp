@@ -12,6 +12,7 @@
 
 #include "core/process.hpp"
 #include "core/text.hpp"
+#include "manifest/load.hpp"
 #include "scan/binaries.hpp"
 #include "scan/elf.hpp"
 #include "scan/fixes.hpp"
@@ -302,4 +303,22 @@ TEST_CASE("scan: ptxas's release comes from its first filled-in banner, not its 
   CHECK_FALSE(cudaenv::scan::ptxas_release_in("Cuda compilation tools, release %d.%d,"));
   CHECK_FALSE(cudaenv::scan::ptxas_release_in("no banner at all"));
   CHECK_FALSE(cudaenv::scan::ptxas_release_in("Cuda compilation tools, release 13.0"));
+}
+
+TEST_CASE("scan: the PyTorch wheel a fix names carries the architecture and runs on the driver") {
+  test::TempDir root;
+  const auto db = manifest::load_default_database(root.path());
+  REQUIRE(db);
+  const auto named = [&](int arch, const DriverLimit& driver) {
+    const auto wheel = torch_wheel_for(*db, arch, driver);
+    return wheel ? wheel->release + " " + wheel->tag : std::string("none");
+  };
+  CHECK(named(70, {}) == "2.14 cu126");  // CUDA 13 dropped Volta
+  CHECK(named(90, {}) == "2.15 cu132");
+  CHECK(named(120, {}) == "2.15 cu132");
+  // Driver 470 (CUDA 11.4): CUDA 11 wheels through minor-version compatibility, nothing newer.
+  const DriverLimit old{Version::parse("470.256.02"), Version::parse("11.4")};
+  CHECK(text::ends_with(named(90, old), " cu118"));
+  CHECK(named(120, old) == "none");  // Blackwell needs CUDA 12.8
+  CHECK(torch_wheel_for(*db, 70, {})->index_url == "https://download.pytorch.org/whl/cu126");
 }
