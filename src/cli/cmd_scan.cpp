@@ -92,17 +92,24 @@ Result<Targets> default_targets(const ScanOptions& options, Context& context) {
 struct Machine {
   std::vector<Gpu> gpus;
   std::optional<scan::PtxIsa> ptx_limit;
+  scan::FixFacts fix_facts;  // the database and this machine's driver, for the wheel advice
+  std::optional<manifest::Database> db;
 };
 
 Result<Machine> machine_to_judge(const ScanOptions& options, Context& context) {
   Machine machine;
+  const auto reading = probe::probe_driver(context.sysroot, context.loader);
+  if (reading.driver)
+    machine.fix_facts.driver = {Version::parse(reading.driver->version),
+                                reading.driver->cuda_version};
+  if (auto db = manifest::load_default_database(paths::data_root(context.env)))
+    machine.db = std::move(*db);
   if (!options.arch.empty()) {
     auto gpus = gpus_from_flags(options.arch);
     if (!gpus) return gpus.error();
     machine.gpus = *gpus;
-    return machine;  // a described machine: its driver is not known, the PTX limit not checked
+    return machine;  // a described machine: the PTX limit of the driver here is not checked
   }
-  const auto reading = probe::probe_driver(context.sysroot, context.loader);
   for (const auto& gpu : reading.gpus) {
     const auto& cc = gpu.compute_capability;
     machine.gpus.push_back({cc.major() * 10 + cc.minor(), gpu.name});
@@ -113,20 +120,27 @@ Result<Machine> machine_to_judge(const ScanOptions& options, Context& context) {
 }
 
 struct Summary {
-  int native = 0, jit = 0, none = 0;
+  int native = 0, jit = 0, none = 0, no_kernels = 0;
 };
+
+// The JSON spelling of a coverage: "no kernels" reads as "no_kernels" there.
+std::string coverage_key(scan::Coverage coverage) {
+  return coverage == scan::Coverage::no_kernels ? "no_kernels" : scan::to_string(coverage);
+}
 
 nlohmann::json codes_json(const scan::BinaryScan& binary) {
   nlohmann::json sass = nlohmann::json::array(), ptx = nlohmann::json::array();
+  nlohmann::json empty = nlohmann::json::array();
   for (const auto& code : binary.codes) {
-    if (code.kind == scan::CodeKind::sass)
+    if (code.kind == scan::CodeKind::sass) {
       sass.push_back(scan::sm_name(code.arch));
-    else
+      if (code.no_kernels) empty.push_back(scan::sm_name(code.arch));
+    } else
       ptx.push_back(
           {{"arch", "compute_" + std::to_string(code.arch)},
            {"version", std::to_string(code.ptx_major) + "." + std::to_string(code.ptx_minor)}});
   }
-  return {{"sass", sass}, {"ptx", ptx}};
+  return {{"sass", sass}, {"ptx", ptx}, {"sass_without_kernels", empty}};
 }
 
 class ScanPrinter {
@@ -151,9 +165,11 @@ class ScanPrinter {
       if (binary.codes.empty()) break;  // only needs CUDA libraries: nothing to judge
       const auto verdict = scan::verdict_for(binary.codes, gpu.arch, machine_.ptx_limit);
       count(verdict.coverage);
-      const auto fix = scan::fix_for(binary.path, gpu.arch, verdict);
+      auto facts = machine_.fix_facts;
+      facts.db = machine_.db ? &*machine_.db : nullptr;
+      const auto fix = scan::fix_for(binary.path, gpu.arch, verdict, facts);
       entry["verdicts"].push_back({{"arch", scan::sm_name(gpu.arch)},
-                                   {"coverage", scan::to_string(verdict.coverage)},
+                                   {"coverage", coverage_key(verdict.coverage)},
                                    {"via", verdict.via},
                                    {"reason", verdict.reason},
                                    {"fix", fix}});
@@ -176,9 +192,9 @@ class ScanPrinter {
   }
 
   void print_verdict(const Gpu& gpu, const scan::Verdict& verdict, const std::string& fix) {
-    const auto tone = verdict.coverage == scan::Coverage::native ? Tone::good
-                      : verdict.coverage == scan::Coverage::jit  ? Tone::warn
-                                                                 : Tone::bad;
+    const auto tone = verdict.coverage == scan::Coverage::none  ? Tone::bad
+                      : verdict.coverage == scan::Coverage::jit ? Tone::warn
+                                                                : Tone::good;
     std::string line = "  " + scan::sm_name(gpu.arch) + ": " +
                        styled(scan::to_string(verdict.coverage), tone, context_.colour);
     line += verdict.via.empty() ? " (" + verdict.reason + ")" : " via " + verdict.via;
@@ -190,6 +206,7 @@ class ScanPrinter {
     if (coverage == scan::Coverage::native) ++summary_.native;
     if (coverage == scan::Coverage::jit) ++summary_.jit;
     if (coverage == scan::Coverage::none) ++summary_.none;
+    if (coverage == scan::Coverage::no_kernels) ++summary_.no_kernels;
   }
 
   const Machine& machine_;
@@ -206,7 +223,7 @@ nlohmann::json triton_report(const Targets& targets, const Machine& machine, Con
                         {"release", ptxas->release ? ptxas->release->str() : ""},
                         {"problems", nlohmann::json::array()},
                         {"fix", ""}};
-  auto db = manifest::load_default_database(paths::data_root(context.env));
+  const auto& db = machine.db;
   if (!db || !ptxas->release) return report;
   const auto toolkit_ptxas =
       fs::path(context.env.get_nonempty("CUDA_HOME").value_or("/usr/local/cuda")) / "bin/ptxas";
@@ -293,14 +310,17 @@ Status run_scan(const ScanOptions& options, Context& context, Outcome& outcome) 
       gpus.push_back({{"arch", scan::sm_name(gpu.arch)}, {"name", gpu.name}});
     std::vector<std::string> roots;
     for (const auto& root : targets.roots) roots.push_back(root.string());
-    nlohmann::json report{
-        {"gpus", gpus},
-        {"roots", roots},
-        {"files_seen", walk.files_seen},
-        {"truncated", walk.truncated},
-        {"binaries", binaries},
-        {"triton", triton},
-        {"summary", {{"native", summary.native}, {"jit", summary.jit}, {"none", summary.none}}}};
+    nlohmann::json report{{"gpus", gpus},
+                          {"roots", roots},
+                          {"files_seen", walk.files_seen},
+                          {"truncated", walk.truncated},
+                          {"binaries", binaries},
+                          {"triton", triton},
+                          {"summary",
+                           {{"native", summary.native},
+                            {"jit", summary.jit},
+                            {"none", summary.none},
+                            {"no_kernels", summary.no_kernels}}}};
     report["ptx_isa_limit"] = machine->ptx_limit
                                   ? nlohmann::json(std::to_string(machine->ptx_limit->major) + "." +
                                                    std::to_string(machine->ptx_limit->minor))
@@ -309,7 +329,10 @@ Status run_scan(const ScanOptions& options, Context& context, Outcome& outcome) 
   } else {
     print_triton(triton, context);
     context.out << "Summary    " << summary.native << " native, " << summary.jit << " jit, "
-                << summary.none << " none\n";
+                << summary.none << " none"
+                << (summary.no_kernels ? ", " + std::to_string(summary.no_kernels) + " no kernels"
+                                       : "")
+                << '\n';
   }
   outcome.exit_code = summary.none > 0 || triton_problem ? 1 : 0;
   return Ok{};

@@ -5,10 +5,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "activate/here.hpp"
 #include "cli/commands.hpp"
 #include "cli/terminal.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
+#include "project/selection.hpp"
 #include "scan/copies.hpp"
 #include "scan/loader.hpp"
 #include "scan/python_sites.hpp"
@@ -73,29 +75,35 @@ std::vector<std::string> copy_directories(const scan::LoaderInput& input,
   return directories;
 }
 
-// The copy the active toolkit (or the active cuDNN on LD_LIBRARY_PATH) provides, if any.
-const scan::LibraryCopy* expected_copy(const std::vector<scan::LibraryCopy>& copies,
-                                       const Environment& env) {
-  const auto home = env.get_nonempty("CUDA_HOME");
-  if (!home) return nullptr;
+// NVIDIA's cuDNN archives ship lib/; some repackagings use lib64/.
+std::string library_directory_of(const fs::path& prefix) {
   std::error_code error;
-  const auto real_home = fs::weakly_canonical(*home, error).string();
-  for (const auto& copy : copies) {
-    if (!error && text::starts_with(copy.path, real_home + "/")) return &copy;
-  }
-  return nullptr;
+  return fs::is_directory(prefix / "lib", error) ? (prefix / "lib").string()
+                                                 : (prefix / "lib64").string();
 }
 
-std::string mismatch_fix(const scan::SearchStep& winner, const scan::LibraryCopy& chosen) {
-  if (winner.source == "LD_LIBRARY_PATH")
-    return "scope LD_LIBRARY_PATH: remove " +
-           shown(fs::path(winner.candidate).parent_path().string()) +
-           " from it, or set it only for the program that needs that copy";
-  if (chosen.origin == "pip wheel" && text::starts_with(chosen.version_source, "wheel "))
-    return "uninstall the stray copy (pip uninstall " + chosen.version_source.substr(6) +
-           ") or pin the toolkit to match it (cudaenv use " + chosen.version + ")";
-  return "pin the toolkit to match the copy that loads (cudaenv use " + chosen.version +
-         "), or remove the stray copy";
+// Where the environment says the library should come from, first match deciding: the
+// project's pinned cuDNN (for cuDNN's libraries) and toolkit, then $CUDA_HOME's toolkit.
+std::vector<scan::PinnedDirectory> pinned_directories(const std::string& library, Context& context,
+                                                      std::vector<std::string>& notes) {
+  std::vector<scan::PinnedDirectory> pins;
+  auto here = activate::activate_here(context.env, paths::working_directory(context.env));
+  if (!here) {
+    notes.push_back("the project's pins not checked: " + here.error().message);
+  } else if (here->toolkit) {
+    const auto source = project::describe_source(here->selection);
+    const auto use = "cudaenv use " + here->selection.cuda->str();
+    if (here->cudnn && here->selection.cudnn && text::starts_with(library, "libcudnn"))
+      pins.push_back({"the pinned cuDNN " + here->selection.cudnn->str() + " (from " + source + ")",
+                      library_directory_of(here->cudnn->path), use + " --cudnn"});
+    pins.push_back({"the pinned toolkit " + here->toolkit->version.str() + " (from " + source + ")",
+                    (here->toolkit->path / "lib64").string(), "cudaenv use"});
+  }
+  if (const auto home = context.env.get_nonempty("CUDA_HOME")) {
+    for (const char* lib : {"/lib64", "/lib"})
+      pins.push_back({"the active toolkit ($CUDA_HOME)", *home + lib, "cudaenv use"});
+  }
+  return pins;
 }
 
 struct WhyReport {
@@ -132,8 +140,8 @@ void print_report(const WhyOptions& options, const WhyReport& report, Context& c
         << ")\n";
   }
   if (!report.mismatch.empty()) {
-    out << styled("Mismatch   ", Tone::bad, context.colour) << report.mismatch << '\n';
-    out << "    fix: " << report.fix << '\n';
+    out << styled("Mismatch   ", Tone::bad, context.colour) << shown(report.mismatch) << '\n';
+    out << "    fix: " << shown(report.fix) << '\n';
   }
   for (const auto& note : report.notes) context.err << "note: " << shown(note) << '\n';
 }
@@ -180,14 +188,15 @@ Status run_why(const WhyOptions& options, Context& context, Outcome& outcome) {
   report.copies = scan::find_copies(options.library,
                                     copy_directories(input, report.answer, context, report.notes));
   if (report.answer.winner) report.winner = scan::describe_copy(report.answer.winner->candidate);
-  const auto* expected = expected_copy(report.copies, context.env);
-  if (report.winner && expected && expected->path != report.winner->path &&
-      expected->version != report.winner->version) {
-    report.mismatch =
-        "the active toolkit ($CUDA_HOME) has " + shown(options.library) + " " +
-        shown(expected->version) + ", but " +
-        shown(report.winner->version.empty() ? "another copy" : report.winner->version) + " loads";
-    report.fix = mismatch_fix(*report.answer.winner, *report.winner);
+  if (report.winner) {
+    const auto& step = *report.answer.winner;
+    const auto mismatch = scan::pinned_mismatch(
+        options.library, *report.winner, fs::path(step.candidate).parent_path().string(),
+        step.source, pinned_directories(options.library, context, report.notes));
+    if (mismatch) {
+      report.mismatch = mismatch->message;
+      report.fix = mismatch->fix;
+    }
   }
   if (options.json)
     context.out << report_json(report).dump(2, ' ', true, nlohmann::json::error_handler_t::replace)

@@ -1,5 +1,6 @@
 #include "doctor/binary_facts.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "core/text.hpp"
@@ -14,19 +15,55 @@ namespace fs = std::filesystem;
 namespace {
 
 // Directories a process of this Python can load cuDNN from: the NVIDIA wheels, LD_LIBRARY_PATH,
-// the ld.so cache's entries for it, and the active toolkit.
-std::vector<std::string> cudnn_directories(const BinaryFacts& facts, const Environment& env) {
+// the ld.so cache's entries for it, and the active toolkit (machine paths read in the sysroot).
+std::vector<std::string> cudnn_directories(const BinaryFacts& facts, const Sysroot& sysroot,
+                                           const Environment& env) {
   std::vector<std::string> directories;
   for (const auto& site : facts.site_packages)
     for (auto& directory : scan::wheel_library_directories(site)) directories.push_back(directory);
   for (const auto& entry : text::split(env.get("LD_LIBRARY_PATH").value_or(""), ':'))
-    if (!entry.empty()) directories.push_back(entry);
+    if (!entry.empty()) directories.push_back(sysroot.host_path(entry).string());
   std::string problem;
-  for (const auto& entry : scan::read_ld_cache_file("/etc/ld.so.cache", problem))
+  for (const auto& entry :
+       scan::read_ld_cache_file(sysroot.host_path("/etc/ld.so.cache").string(), problem))
     if (entry.soname == "libcudnn.so.9")
-      directories.push_back(fs::path(entry.path).parent_path().string());
-  if (const auto home = env.get_nonempty("CUDA_HOME")) directories.push_back(*home + "/lib64");
+      directories.push_back(
+          sysroot.host_path(fs::path(entry.path).parent_path().string()).string());
+  if (const auto home = env.get_nonempty("CUDA_HOME"))
+    directories.push_back(sysroot.host_path(*home + "/lib64").string());
   return directories;
+}
+
+// A fixture machine's python3 cannot answer sysconfig's question: its site-packages are read
+// from its files instead — <prefix>/lib/python3.*/{site,dist}-packages of the prefix it lives
+// in (a venv's, or /usr's and /usr/local's for the system one).
+std::vector<std::string> site_packages_in_files(const Sysroot& sysroot, const std::string& python) {
+  std::vector<fs::path> prefixes{fs::path(python).parent_path().parent_path()};
+  if (prefixes.front() == "/usr") prefixes.emplace_back("/usr/local");
+  std::vector<std::string> sites;
+  for (const auto& prefix : prefixes) {
+    std::error_code error;
+    const auto lib = sysroot.host_path((prefix / "lib").string());
+    for (fs::directory_iterator it(lib, error), end; !error && it != end; it.increment(error)) {
+      if (!text::starts_with(it->path().filename().string(), "python3")) continue;
+      for (const char* name : {"site-packages", "dist-packages"})
+        if (fs::is_directory(it->path() / name, error))
+          sites.push_back((it->path() / name).string());
+    }
+  }
+  std::sort(sites.begin(), sites.end());
+  return sites;
+}
+
+Result<std::vector<std::string>> site_packages_of(const Sysroot& sysroot, ProcessRunner& runner,
+                                                  const Environment& env,
+                                                  const std::string& python) {
+  if (sysroot.is_host_root()) return scan::python_site_packages(runner, python, env.variables());
+  auto sites = site_packages_in_files(sysroot, python);
+  if (sites.empty())
+    return make_error(ErrorKind::not_found,
+                      "no site-packages beside " + python + " in CUDAENV_SYSROOT");
+  return sites;
 }
 
 }  // namespace
@@ -42,15 +79,11 @@ bool is_framework_package(const std::string& package) {
 BinaryFacts gather_binary_facts(const Sysroot& sysroot, ProcessRunner& runner,
                                 const Environment& env, const std::string& python) {
   BinaryFacts facts;
-  if (!sysroot.is_host_root()) {
-    facts.not_read = "not read under CUDAENV_SYSROOT";
-    return facts;
-  }
   if (python.empty()) {
     facts.not_read = "no python3 on PATH";
     return facts;
   }
-  auto sites = scan::python_site_packages(runner, python, env.variables());
+  auto sites = site_packages_of(sysroot, runner, env, python);
   if (!sites) {
     facts.not_read = sites.error().message;
     return facts;
@@ -66,8 +99,11 @@ BinaryFacts gather_binary_facts(const Sysroot& sysroot, ProcessRunner& runner,
     }
   }
   facts.framework_binaries = scan::scan_paths(roots).binaries;
-  facts.cudnn_copies = scan::find_copies("libcudnn.so.9", cudnn_directories(facts, env));
-  facts.triton = scan::find_triton_ptxas(*sites, env.get("TRITON_PTXAS_PATH"));
+  facts.cudnn_copies = scan::find_copies("libcudnn.so.9", cudnn_directories(facts, sysroot, env));
+  auto ptxas_variable = env.get("TRITON_PTXAS_PATH");
+  if (ptxas_variable && !ptxas_variable->empty())
+    ptxas_variable = sysroot.host_path(*ptxas_variable).string();
+  facts.triton = scan::find_triton_ptxas(*sites, ptxas_variable);
   return facts;
 }
 

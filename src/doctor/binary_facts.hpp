@@ -16,7 +16,7 @@
 namespace cudaenv::doctor {
 
 struct BinaryFacts {
-  bool scanned = false;  // false: not read (no python3, or a sysroot other than /)
+  bool scanned = false;  // false: not read (no python3, or no site-packages found)
   std::string not_read;  // why not
   std::vector<std::string> site_packages;
   std::vector<scan::BinaryScan>
@@ -25,8 +25,9 @@ struct BinaryFacts {
   std::optional<scan::TritonPtxas> triton;
 };
 
-// Reads them for `python` (a path as found on PATH) on the host root only: a fixture machine's
-// python3 is not asked, and its files are not scanned.
+// Reads them for `python` (a path as found on PATH). Under a sysroot (a fixture machine) its
+// python3 is not asked: the site-packages of the prefix it lives in are read from the files, and
+// LD_LIBRARY_PATH, CUDA_HOME, TRITON_PTXAS_PATH and the ld.so cache are read inside the root.
 BinaryFacts gather_binary_facts(const Sysroot& sysroot, ProcessRunner& runner,
                                 const Environment& env, const std::string& python);
 

@@ -33,6 +33,15 @@ std::optional<scan::PtxIsa> driver_ptx_limit(const CheckInput& in) {
   return scan::ptx_isa_for_driver_cuda(*driver->cuda_version);
 }
 
+// The database and this machine's driver: the wheel a fix names must run here.
+scan::FixFacts fix_facts(const CheckInput& in) {
+  scan::FixFacts facts;
+  facts.db = &in.db;
+  if (const auto& driver = in.facts.machine.driver)
+    facts.driver = {Version::parse(driver->version), driver->cuda_version};
+  return facts;
+}
+
 }  // namespace
 
 Finding check_framework_binaries(const CheckInput& in) {
@@ -46,12 +55,14 @@ Finding check_framework_binaries(const CheckInput& in) {
   std::vector<std::string> missing;
   for (const auto& binary : in.facts.binaries.framework_binaries) {
     if (binary.codes.empty()) continue;
-    for (const auto& gpu : gpus) {
+    for (const auto& gpu : gpus) {  // a binary counts once, for the first GPU it lacks
       const auto verdict = scan::verdict_for(binary.codes, arch_of(gpu), driver_ptx_limit(in));
       if (verdict.coverage != scan::Coverage::none) continue;
       if (missing.size() < max_listed) f.evidence.push_back(binary.path + ": " + verdict.reason);
-      if (f.fix.empty()) f.fix.push_back("# " + scan::fix_for(binary.path, arch_of(gpu), verdict));
+      if (f.fix.empty())
+        f.fix.push_back("# " + scan::fix_for(binary.path, arch_of(gpu), verdict, fix_facts(in)));
       missing.push_back(binary.path);
+      break;
     }
   }
   f.evidence.push_back(std::to_string(in.facts.binaries.framework_binaries.size()) +

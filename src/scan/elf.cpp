@@ -10,6 +10,7 @@ constexpr uint32_t section_type_dynamic = 6;
 constexpr uint32_t section_type_nobits = 8;
 constexpr int64_t tag_needed = 1, tag_soname = 14, tag_rpath = 15, tag_runpath = 29;
 constexpr size_t header_size = 64, section_header_size = 64, dynamic_entry_size = 16;
+constexpr size_t symbol_entry_size = 24;
 // Far more sections than any real library has; a crafted count cannot make us allocate much.
 constexpr uint64_t max_sections = 65536;
 
@@ -50,8 +51,13 @@ Result<std::vector<ElfSection>> read_sections(Bytes image) {
   std::vector<ElfSection> sections(count);
   for (uint64_t i = 0; i < count; ++i) {
     const auto at = table + i * section_header_size;
-    sections[i] = {"", read_at<uint32_t>(image, at + 4), read_at<uint64_t>(image, at + 0x18),
-                   read_at<uint64_t>(image, at + 0x20), read_at<uint32_t>(image, at + 0x28)};
+    sections[i] = {"",
+                   read_at<uint32_t>(image, at + 4),
+                   read_at<uint64_t>(image, at + 0x18),
+                   read_at<uint64_t>(image, at + 0x20),
+                   read_at<uint32_t>(image, at + 0x28),
+                   read_at<uint64_t>(image, at + 8),
+                   read_at<uint64_t>(image, at + 0x10)};
   }
   if (names_index >= count) return bad("section name table index out of range");
   const auto names = section_bytes(image, sections[names_index]);
@@ -125,6 +131,39 @@ Result<ElfInfo> parse_elf(Bytes image) {
     break;
   }
   return info;
+}
+
+Result<std::vector<ElfSymbol>> read_symbols(Bytes image, const ElfInfo& info,
+                                            std::string_view table) {
+  const auto* symbols = info.section(table);
+  if (!symbols) return std::vector<ElfSymbol>{};
+  const auto entries = section_bytes(image, *symbols);
+  if (!entries) return bad(std::string(table) + " lies outside the file");
+  if (symbols->link >= info.sections.size()) return bad("symbol string table index out of range");
+  const auto names = section_bytes(image, info.sections[symbols->link]);
+  if (!names) return bad("symbol string table lies outside the file");
+  std::vector<ElfSymbol> found;
+  found.reserve(entries->size() / symbol_entry_size);
+  for (size_t at = 0; at + symbol_entry_size <= entries->size(); at += symbol_entry_size) {
+    ElfSymbol symbol;
+    symbol.name = string_at(*names, read_at<uint32_t>(*entries, at)).value_or("");
+    symbol.type = read_at<uint8_t>(*entries, at + 4) & 0xf;
+    symbol.section = read_at<uint16_t>(*entries, at + 6);
+    symbol.value = read_at<uint64_t>(*entries, at + 8);
+    symbol.size = read_at<uint64_t>(*entries, at + 16);
+    found.push_back(std::move(symbol));
+  }
+  return found;
+}
+
+std::optional<Bytes> symbol_bytes(Bytes image, const ElfInfo& info, const ElfSymbol& symbol) {
+  if (symbol.section == 0 || symbol.section >= info.sections.size()) return std::nullopt;
+  const auto& section = info.sections[symbol.section];
+  const auto bytes = section_bytes(image, section);
+  if (!bytes || symbol.value < section.address) return std::nullopt;
+  const auto at = symbol.value - section.address;
+  if (at > bytes->size() || symbol.size > bytes->size() - at) return std::nullopt;
+  return bytes->subspan(at, symbol.size);
 }
 
 }  // namespace cudaenv::scan

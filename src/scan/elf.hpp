@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.hpp"
@@ -22,7 +23,20 @@ struct ElfSection {
   uint64_t offset = 0;  // in the file
   uint64_t size = 0;
   uint32_t link = 0;
+  uint64_t flags = 0;    // SHF_*: 0x4 marks executable code
+  uint64_t address = 0;  // where it is mapped (symbol values are addresses)
 };
+
+constexpr uint64_t section_flag_exec = 0x4;
+
+struct ElfSymbol {
+  std::string name;
+  uint8_t type = 0;  // STT_*: 1 data object, 2 function
+  uint16_t section = 0;
+  uint64_t value = 0;
+  uint64_t size = 0;
+};
+constexpr uint8_t symbol_type_object = 1, symbol_type_function = 2;
 
 struct ElfInfo {
   std::vector<ElfSection> sections;
@@ -42,6 +56,15 @@ bool is_elf(Bytes image);
 // and byte orders, and any header, section or string that lies outside the image, are
 // ErrorKind::failure with a message naming what is wrong.
 Result<ElfInfo> parse_elf(Bytes image);
+
+// The symbols of a symbol table section (".dynsym", ".symtab"); empty when it is absent. A
+// table or name outside the file is ErrorKind::failure.
+Result<std::vector<ElfSymbol>> read_symbols(Bytes image, const ElfInfo& info,
+                                            std::string_view table);
+
+// The `size` bytes a defined symbol's value points at, through the section that holds it;
+// nullopt when that lies outside the section or the file.
+std::optional<Bytes> symbol_bytes(Bytes image, const ElfInfo& info, const ElfSymbol& symbol);
 
 // The bytes of a section, or nothing when it has none in the file (SHT_NOBITS) or lies outside.
 std::optional<Bytes> section_bytes(Bytes image, const ElfSection& section);

@@ -50,6 +50,8 @@ Status parse_entries(Bytes body, size_t base, std::vector<GpuCode>& codes) {
         code.ptx_major = read_at<uint16_t>(body, at + 26);
       }
       code.compressed = (read_at<uint64_t>(body, at + 40) & flags_compressed) != 0;
+      if (code.kind == CodeKind::sass && !code.compressed)
+        code.no_kernels = !cubin_has_kernels(body.subspan(at + header, payload));
       codes.push_back(code);
     }
     at += header + payload;
@@ -88,8 +90,21 @@ Result<std::vector<GpuCode>> parse_containers(Bytes section, Strictness strictne
 
 }  // namespace
 
+bool cubin_has_kernels(Bytes cubin) {
+  const auto elf = parse_elf(cubin);
+  if (!elf) return true;
+  const auto symbols = read_symbols(cubin, *elf, ".symtab");
+  if (!symbols) return true;
+  for (const auto& symbol : *symbols) {
+    if (symbol.type != symbol_type_function || symbol.section >= elf->sections.size()) continue;
+    if (elf->sections[symbol.section].flags & section_flag_exec) return true;
+  }
+  return false;
+}
+
 std::string describe(const GpuCode& code) {
-  if (code.kind == CodeKind::sass) return "sm_" + std::to_string(code.arch);
+  if (code.kind == CodeKind::sass)
+    return "sm_" + std::to_string(code.arch) + (code.no_kernels ? " (no kernels)" : "");
   return "compute_" + std::to_string(code.arch) + " (PTX " + std::to_string(code.ptx_major) + "." +
          std::to_string(code.ptx_minor) + ")";
 }
@@ -105,8 +120,9 @@ std::vector<GpuCode> find_embedded_fatbins(Bytes data) {
 
 std::vector<GpuCode> distinct(std::vector<GpuCode> codes) {
   std::sort(codes.begin(), codes.end(), [](const GpuCode& a, const GpuCode& b) {
-    return std::tie(a.kind, a.arch, a.ptx_major, a.ptx_minor) <
-           std::tie(b.kind, b.arch, b.ptx_major, b.ptx_minor);
+    // For one architecture, a cubin with kernels sorts first and is the one kept.
+    return std::tie(a.kind, a.arch, a.ptx_major, a.ptx_minor, a.no_kernels) <
+           std::tie(b.kind, b.arch, b.ptx_major, b.ptx_minor, b.no_kernels);
   });
   codes.erase(std::unique(codes.begin(), codes.end(),
                           [](const GpuCode& a, const GpuCode& b) {

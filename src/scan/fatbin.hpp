@@ -23,12 +23,20 @@ struct GpuCode {
   int ptx_major = 0;  // PTX only: the ISA version, 9.0 for CUDA 13.0's nvcc
   int ptx_minor = 0;
   bool compressed = false;
+  // SASS only: an uncompressed cubin with no function in an executable section. nvcc writes
+  // one for a translation unit without kernels (NVIDIA's libcufftw.so.12 carries only such an
+  // sm_75 cubin): it needs no GPU code on any architecture.
+  bool no_kernels = false;
 
   bool operator==(const GpuCode&) const = default;
   auto operator<=>(const GpuCode&) const = default;
 };
 
-// "sm_75", "compute_80 (PTX 9.0)".
+// Whether a cubin (an ELF for the GPU) defines a function in an executable section; a cubin
+// that cannot be parsed counts as having kernels.
+bool cubin_has_kernels(Bytes cubin);
+
+// "sm_75", "compute_80 (PTX 9.0)", "sm_75 (no kernels)".
 std::string describe(const GpuCode& code);
 
 // Every entry of every container in a `.nv_fatbin` section's bytes, in order and with

@@ -1,5 +1,6 @@
 #include "scan/verdict.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include "core/text.hpp"
@@ -35,6 +36,7 @@ const char* to_string(Coverage coverage) {
   switch (coverage) {
     case Coverage::native: return "native";
     case Coverage::jit: return "jit";
+    case Coverage::no_kernels: return "no kernels";
     case Coverage::none: break;
   }
   return "none";
@@ -58,7 +60,11 @@ Verdict verdict_for(const std::vector<GpuCode>& codes, int arch,
                     std::optional<PtxIsa> driver_limit) {
   const GpuCode* too_new = nullptr;
   const GpuCode* jit = nullptr;
+  if (!codes.empty() &&
+      std::all_of(codes.begin(), codes.end(), [](const GpuCode& code) { return code.no_kernels; }))
+    return {Coverage::no_kernels, "", "its GPU code defines no kernels: nothing runs on the GPU"};
   for (const auto& code : codes) {
+    if (code.no_kernels) continue;
     if (code.kind == CodeKind::sass && runs_natively(code.arch, arch))
       return {Coverage::native, describe(code), ""};
     if (code.kind != CodeKind::ptx || code.arch > arch) continue;

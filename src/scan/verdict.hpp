@@ -11,7 +11,8 @@
 
 namespace cudaenv::scan {
 
-enum class Coverage { native, jit, none };
+// no_kernels: the binary's GPU code defines no kernels, so no GPU needs any code from it.
+enum class Coverage { native, jit, none, no_kernels };
 const char* to_string(Coverage coverage);
 
 struct PtxIsa {
@@ -35,7 +36,8 @@ struct Verdict {
 // `arch` is the GPU's compute capability as major*10+minor (90 for an H100/H200). SASS runs on
 // a GPU of the same major and an equal or higher minor (sm_80 code runs on sm_86, not on sm_90);
 // PTX for an architecture at or below the GPU's runs after the driver compiles it, when the
-// driver knows that PTX ISA version.
+// driver knows that PTX ISA version. Cubins without kernels are left out; when nothing else is
+// there, the answer is no_kernels.
 Verdict verdict_for(const std::vector<GpuCode>& codes, int arch,
                     std::optional<PtxIsa> driver_limit);
 

@@ -10,7 +10,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from harness import SKIP, case, check, clean_env, expect_error, finish, run
+from harness import SKIP, case, check, clean_env, expect_error, finish, mirror_server, run, run_in
 from scan_fixtures import make_venv
 
 CACHE = Path(os.environ.get("CUDAENV_TEST_CACHE", Path.home() / ".cache/cudaenv-ci/downloads"))
@@ -113,6 +113,100 @@ def nothing_found_and_bad_names(tmp):
           proc.stderr)
     (tmp / "script.sh").write_text("#!/bin/sh\n")
     expect_error(run(["why", "libc.so.6", "--for", str(tmp / "script.sh")], env), 1, "script.sh", "not a valid ELF")
+
+
+def cudnn_like(path, version=None, soname="libcudnn.so.9"):
+    """A real shared library named as cuDNN's; with `version` (major, minor, patch) it exports
+    it as cuDNN's libraries do: a 4-byte cudnn_graph_version, major << 16 | minor << 8 | patch."""
+    source = path.parent / (path.name + ".c")
+    if version:
+        major, minor, patch = version
+        source.write_text(f"const unsigned cudnn_graph_version = {major << 16 | minor << 8 | patch};\n")
+    else:
+        source.write_text("int cudnnGetVersion(void) { return 0; }\n")
+    subprocess.run(["cc", "-shared", "-fPIC", str(source), f"-Wl,-soname,{soname}", "-o", str(path)], check=True)
+    source.unlink()
+
+
+def project_pinning_cudnn(tmp):
+    """CUDA 12.4.1 and cuDNN 9.1.0 installed from a synthetic mirror, the store's cuDNN made of
+    real ELF files (libcudnn.so.9 and the libcudnn_graph.so.9 holding 9.1.0), a project pinning
+    both, and a stray libcudnn.so.9.8.0 first on LD_LIBRARY_PATH."""
+    from synthetic_mirror import cudnn_release, toolkit_release
+    toolkit_release(tmp / "mirror", "12.4.1", "12.4.131")
+    cudnn_release(tmp / "mirror", "9.1.0", "9.1.0.70")
+    (tmp / "home").mkdir()
+    env = clean_env(tmp / "home", CUDAENV_ROOT=tmp / "root", PATH="/usr/bin:/bin")
+    with mirror_server(tmp / "mirror") as (url, _):
+        run(["install", "12.4.1", "--cudnn", "9.1", "--mirror", url], env, check_exit=0)
+    pinned = tmp / "root/cudnn/9.1.0-cuda12/lib"
+    pinned.chmod(0o755)
+    (pinned / "libcudnn.so.9").unlink()
+    cudnn_like(pinned / "libcudnn.so.9")
+    cudnn_like(pinned / "libcudnn_graph.so.9", (9, 1, 0), "libcudnn_graph.so.9")
+    stray = tmp / "stray"
+    stray.mkdir()
+    cudnn_like(stray / "libcudnn.so.9.8.0")
+    (stray / "libcudnn.so.9").symlink_to("libcudnn.so.9.8.0")
+    project = tmp / "project"
+    project.mkdir()
+    (project / ".cudaenv").write_text('cuda = "12.4"\ncudnn = "9.1"\n')
+    env["LD_LIBRARY_PATH"] = f"{stray}:{pinned}"
+    return env, project, pinned, stray
+
+
+@case
+def a_stray_cudnn_before_the_pinned_one_is_a_mismatch(tmp):
+    env, project, pinned, stray = project_pinning_cudnn(tmp)
+    proc = run_in(["why", "libcudnn.so.9"], env, project, expect=1)
+    out = proc.stdout
+    check(f"Loads      {stray}/libcudnn.so.9.8.0  version 9.8.0 (from file name)\n" in out, out)
+    check(f"Also       {pinned}/libcudnn.so.9  version 9.1.0  (cuDNN)\n" in out, out)
+    check(f"Mismatch   the pinned cuDNN 9.1 (from {project}/.cudaenv) has libcudnn.so.9 9.1.0, but 9.8.0 loads\n"
+          in out, out)
+    check(f"fix: scope LD_LIBRARY_PATH: remove {stray} from it" in out, out)
+    check(f"; or remove the stray copy {stray}/libcudnn.so.9.8.0; or pin to match it (cudaenv use 12.4 --cudnn 9.8.0)"
+          in out, out)
+    report = json.loads(run_in(["why", "libcudnn.so.9", "--json"], env, project, expect=1).stdout)
+    pinned_copy = next(c for c in report["copies"] if c["path"] == str(pinned / "libcudnn.so.9"))
+    check(pinned_copy["version"] == "9.1.0"
+          and pinned_copy["version_source"] == "the ELF of libcudnn_graph.so.9 beside it", pinned_copy)
+    real = real_pick(stray / "libcudnn.so.9", "libcudnn.so.9", env) or str(stray / "libcudnn.so.9")
+    check(Path(real).resolve() == (stray / "libcudnn.so.9.8.0"), ("the real loader picks", real))
+    # The pinned copy first: it loads, nothing to flag.
+    env["LD_LIBRARY_PATH"] = f"{pinned}:{stray}"
+    proc = run_in(["why", "libcudnn.so.9"], env, project, expect=0)
+    check(f"Loads      {pinned}/libcudnn.so.9  version 9.1.0 (from the ELF of libcudnn_graph.so.9 beside it)\n"
+          in proc.stdout and "Mismatch" not in proc.stdout, proc.stdout)
+
+
+def real_cudnn_directory():
+    """A real cuDNN 9 on this machine: the toolkit's lib64 or the one the CI cache installed."""
+    for directory in [Path("/usr/local/cuda/lib64"), *sorted((CACHE / "pypi-root/cudnn").glob("9.*/lib"))]:
+        if (directory / "libcudnn_graph.so.9").is_file() and (directory / "libcudnn.so.9").is_file():
+            return directory
+    return None
+
+
+@case
+def real_cudnn_version_read_from_its_elf(tmp):
+    directory = real_cudnn_directory()
+    if not directory:
+        print("note: no real cuDNN 9 here (/usr/local/cuda/lib64 or the CI cache); not checked")
+        return
+    (tmp / "home").mkdir()
+    env = clean_env(tmp / "home", PATH="/usr/bin:/bin", LD_LIBRARY_PATH=directory)
+    graph = json.loads(run(["why", "libcudnn_graph.so.9", "--json"], env, check_exit=0).stdout)["loads"]
+    front = json.loads(run(["why", "libcudnn.so.9", "--json"], env, check_exit=0).stdout)["loads"]
+    check(graph["version_source"] == "the library's ELF", graph)
+    check(front["version_source"] == "the ELF of libcudnn_graph.so.9 beside it", front)
+    check(front["version"] == graph["version"] and graph["version"].startswith("9."), (front, graph))
+    header = directory.parent / "include/cudnn_version.h"  # the same release's header, beside lib
+    if header.is_file():
+        defines = dict(line.split()[1:3] for line in header.read_text().splitlines()
+                       if line.startswith("#define CUDNN_") and len(line.split()) == 3)
+        expected = f"{defines['CUDNN_MAJOR']}.{defines['CUDNN_MINOR']}.{defines['CUDNN_PATCHLEVEL']}"
+        check(graph["version"] == expected, (graph, header, expected))
 
 
 finish()

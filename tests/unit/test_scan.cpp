@@ -12,6 +12,7 @@
 
 #include "core/process.hpp"
 #include "core/text.hpp"
+#include "manifest/load.hpp"
 #include "scan/binaries.hpp"
 #include "scan/elf.hpp"
 #include "scan/fixes.hpp"
@@ -189,16 +190,50 @@ TEST_CASE("scan: the answers match cuobjdump's listing where cuobjdump is instal
 
 TEST_CASE("scan: a walk finds the GPU binaries and skips links and other files") {
   if (!have_nvcc()) return;
+  // A site-packages-like tree: nested packages, an extension-less executable, a plain host ELF,
+  // a file that only looks like a library, links to a file and to a directory, and the same
+  // bytes without the executable bit under a name a library never has.
+  test::TempDir outside;
   test::TempDir site;
-  fs::create_directories(site.path() / "pkg");
-  fs::copy_file(built().path("sm75.so"), site.path() / "pkg/_C.cpython-312-x86_64-linux-gnu.so");
-  fs::create_symlink("_C.cpython-312-x86_64-linux-gnu.so", site.path() / "pkg/alias.so");
-  test::write_file(site.path() / "pkg/__init__.py", "");
-  test::write_file(site.path() / "pkg/fake.so", "not an ELF at all");
-  const auto walk = scan_paths({site.path(), site.path() / "missing"});
-  REQUIRE(walk.binaries.size() == 1);
-  CHECK(fs::path(walk.binaries[0].path).filename() == "_C.cpython-312-x86_64-linux-gnu.so");
+  const auto root = site.path() / "site-packages";
+  for (const char* directory : {"pkg/sub/deep", "other/lib", "bin", "data"})
+    fs::create_directories(root / directory);
+  fs::copy_file(built().path("sm75.so"), root / "pkg/_C.cpython-312-x86_64-linux-gnu.so");
+  fs::copy_file(built().path("sm80_ptx.so"), root / "pkg/sub/deep/libkernels.so.2");
+  fs::copy_file(built().path("ptx_only.so"), root / "other/lib/libptx.so");
+  fs::copy_file(built().path("sm80_ptx.so"), root / "bin/tool");
+  fs::permissions(root / "bin/tool", fs::perms::owner_exec, fs::perm_options::add);
+  fs::copy_file(built().path("sm80_ptx.so"), root / "data/blob.bin");
+  fs::copy_file("/bin/true", root / "bin/host_only");  // an ELF with no GPU code, no CUDA library
+  fs::create_symlink("_C.cpython-312-x86_64-linux-gnu.so", root / "pkg/alias.so");
+  fs::copy_file(built().path("sm75.so"), outside.path() / "libelsewhere.so");
+  fs::create_directory_symlink(outside.path(), root / "linked_dir");
+  test::write_file(root / "pkg/__init__.py", "");
+  test::write_file(root / "pkg/fake.so", "not an ELF at all");
+
+  const auto walk = scan_paths({root, site.path() / "missing"});
+  std::vector<std::string> found;
+  for (const auto& binary : walk.binaries)
+    found.push_back(fs::path(binary.path).lexically_relative(root).string());
+  CHECK(found == std::vector<std::string>{"bin/tool", "other/lib/libptx.so",
+                                          "pkg/_C.cpython-312-x86_64-linux-gnu.so",
+                                          "pkg/sub/deep/libkernels.so.2"});
+  REQUIRE(walk.binaries.size() == 4);
+  CHECK(described(walk.binaries[0]) == std::set<std::string>{"sm_80", "compute_80"});
+  CHECK(described(walk.binaries[1]) == std::set<std::string>{"compute_75"});
+  CHECK(described(walk.binaries[2]) == std::set<std::string>{"sm_75"});
+  for (const auto& binary : walk.binaries) {
+    CHECK(binary.error.empty());
+    REQUIRE(binary.cuda_needed.size() == 1);
+    CHECK(text::starts_with(binary.cuda_needed[0], "libcudart.so."));
+  }
+  CHECK(walk.files_seen == 17);  // every entry below the root: 7 directories, 10 files and links
+  CHECK_FALSE(walk.truncated);
   CHECK(walk.unreadable == std::vector<std::string>{(site.path() / "missing").string()});
+
+  const auto cut = scan_paths({root}, 3);
+  CHECK(cut.truncated);
+  CHECK(cut.files_seen == 4);
 }
 
 TEST_CASE("scan: truncated and corrupted binaries are errors, never crashes") {
@@ -268,4 +303,22 @@ TEST_CASE("scan: ptxas's release comes from its first filled-in banner, not its 
   CHECK_FALSE(cudaenv::scan::ptxas_release_in("Cuda compilation tools, release %d.%d,"));
   CHECK_FALSE(cudaenv::scan::ptxas_release_in("no banner at all"));
   CHECK_FALSE(cudaenv::scan::ptxas_release_in("Cuda compilation tools, release 13.0"));
+}
+
+TEST_CASE("scan: the PyTorch wheel a fix names carries the architecture and runs on the driver") {
+  test::TempDir root;
+  const auto db = manifest::load_default_database(root.path());
+  REQUIRE(db);
+  const auto named = [&](int arch, const DriverLimit& driver) {
+    const auto wheel = torch_wheel_for(*db, arch, driver);
+    return wheel ? wheel->release + " " + wheel->tag : std::string("none");
+  };
+  CHECK(named(70, {}) == "2.14 cu126");  // CUDA 13 dropped Volta
+  CHECK(named(90, {}) == "2.15 cu132");
+  CHECK(named(120, {}) == "2.15 cu132");
+  // Driver 470 (CUDA 11.4): CUDA 11 wheels through minor-version compatibility, nothing newer.
+  const DriverLimit old{Version::parse("470.256.02"), Version::parse("11.4")};
+  CHECK(text::ends_with(named(90, old), " cu118"));
+  CHECK(named(120, old) == "none");  // Blackwell needs CUDA 12.8
+  CHECK(torch_wheel_for(*db, 70, {})->index_url == "https://download.pytorch.org/whl/cu126");
 }
