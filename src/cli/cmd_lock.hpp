@@ -52,6 +52,10 @@ struct MachineFacts;
 
 namespace cudaenv::cli {
 
+// After a full probe (`info`, `verify`): the GPUs' archs, remembered for this boot so that the
+// prompt hook and `current` can name a target mismatch without loading a driver library.
+void remember_live_gpus(const probe::MachineFacts& facts, Context& context);
+
 // For `verify`: a note on stderr when the nearest .cudaenv declares targets and this machine
 // matches none of them, naming the closest and what it misses. Silent otherwise.
 void note_target_mismatch(const probe::MachineFacts& facts, Context& context);
