@@ -1,11 +1,13 @@
 // `cudaenv sync [--frozen]`: installs exactly what .cudaenv.lock names. Every archive is checked
 // against the sha256 in the lock, not the mirror's manifest, so a mirror that replaced a file
-// (and its manifest with it) fails with exit 6 and installs nothing of that prefix.
+// (and its manifest with it) fails with exit 6. Every archive of the toolkit and of cuDNN is
+// checked before either is placed, so that failure installs nothing at all.
 
 #include "cli/cmd_lock.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
 #include "core/text.hpp"
+#include "install/prefetch.hpp"
 #include "lock/lock_compare.hpp"
 #include "lock/lock_resolve.hpp"
 
@@ -61,6 +63,24 @@ Result<lock::LockFile> lock_to_sync(const LockProject& project, const SyncOption
   return write_project_lock(project, setup, context);
 }
 
+// Every archive of every plan, downloaded and checked against the lock before any prefix is
+// placed: a cuDNN archive the mirror replaced must not leave the toolkit installed without it.
+Status fetch_all(const std::vector<install::InstallPlan>& plans, const DownloadSetup& setup,
+                 Context& context) {
+  auto all = plans.front();  // for the progress view: every archive about to be fetched
+  all.archives = install::archives_to_fetch(plans);
+  if (all.archives.empty()) return Ok{};
+  ProgressView progress(context, all);
+  auto fetched = install::fetch_and_check(plans, setup.store, setup.settings, progress);
+  progress.finish();
+  if (fetched) return Ok{};
+  if (fetched.error().kind != ErrorKind::integrity) return setup.explain(fetched.error());
+  return make_error(ErrorKind::integrity, fetched.error().message + "; nothing was installed",
+                    "the mirror serves another file than .cudaenv.lock pinned: ask the mirror's "
+                    "owner, or if the change is intended, run cudaenv lock and commit "
+                    ".cudaenv.lock");
+}
+
 Status install_plan(const install::InstallPlan& plan, const DownloadSetup& setup,
                     Context& context) {
   ProgressView progress(context, plan);
@@ -93,6 +113,7 @@ Status run_sync(const SyncOptions& options, Context& context) {
     if (auto writable = install::prepare_store(setup->store, plan.product); !writable)
       return writable.error();
   }
+  if (auto checked = fetch_all(plans, *setup, context); !checked) return checked.error();
   for (const auto& plan : plans) {
     if (auto done = install_plan(plan, *setup, context); !done) return done.error();
     if (plan.product == "cuda") refresh_shims(context);

@@ -61,6 +61,27 @@ def replace_with_same_size(mirror, name):
     manifest_path.write_text(json.dumps(manifest, indent=4))
 
 
+def replace_cudnn_with_same_size(mirror):
+    """Other bytes of the same size in place of cuDNN 9.1.0's cuda12 archive, and a manifest that
+    agrees with them; the toolkit's archives stay as they were locked."""
+    manifest_path = mirror / "cudnn" / "redist" / "redistrib_9.1.0.json"
+    manifest = json.loads(manifest_path.read_text())
+    entry = manifest["cudnn"][PLATFORM]["cuda12"]
+    archive = mirror / "cudnn" / "redist" / entry["relative_path"]
+    size = archive.stat().st_size
+    top = f"cudnn-{PLATFORM}-9.1.0.70_cuda12-archive"
+    for attempt in range(2000):
+        data = pack(top, [("lib/libcudnn.so.9", f"cudnn v2 {attempt:07d}", 0o644),
+                          ("include/cudnn.h", "/* cuda12 */\n", 0o644)])
+        if len(data) == size:
+            break
+    else:
+        raise AssertionError("no replacement of the same size")
+    archive.write_bytes(data)
+    entry["sha256"] = hashlib.sha256(data).hexdigest()
+    manifest_path.write_text(json.dumps(manifest, indent=4))
+
+
 def installed(tmp, root, kind):
     directory = tmp / root / kind
     return sorted(p.name for p in directory.iterdir() if not p.name.startswith(".")) if directory.exists() else []
@@ -96,6 +117,28 @@ def a_mirror_that_replaced_an_archive_and_its_manifest_fails_with_exit_6_install
         check(installed(tmp, "node", "toolkits") == [], f"nothing installed: {installed(tmp, 'node', 'toolkits')}")
         check(installed(tmp, "node", "cudnn") == [], f"nothing installed: {installed(tmp, 'node', 'cudnn')}")
         check((project / ".cudaenv.lock").read_text() == locked, "the lock is not rewritten to the new digests")
+
+
+@case
+def a_replaced_cudnn_archive_fails_before_the_toolkit_is_placed(tmp):
+    project = setup(tmp)
+    with mirror_server(tmp / "mirror") as (url, _):
+        cudaenv(["lock"], env_for(tmp, url, "dev"), project, expect=0)
+        replace_cudnn_with_same_size(tmp / "mirror")
+        env = env_for(tmp, url, "node")
+        proc = cudaenv(["sync"], env, project)
+        expect_error(proc, 6, "sha256 mismatch", "cudnn-linux-x86_64-9.1.0.70_cuda12-archive")
+        check("nothing was installed" in proc.stderr, proc.stderr)
+        check("hint: the mirror serves another file than .cudaenv.lock pinned" in proc.stderr
+              and "run cudaenv lock" in proc.stderr and "again" not in proc.stderr, proc.stderr)
+        check(installed(tmp, "node", "toolkits") == [], f"no toolkit: {installed(tmp, 'node', 'toolkits')}")
+        check(installed(tmp, "node", "cudnn") == [], f"no cuDNN: {installed(tmp, 'node', 'cudnn')}")
+        check(not (tmp / "node" / "shims").exists() or not any((tmp / "node" / "shims").iterdir()),
+              "no shims for a toolkit that is not there")
+        # The toolkit's archives were checked and kept: once the mirror is put right, sync resumes.
+        cudnn_release(tmp / "mirror", "9.1.0", "9.1.0.70")
+        proc = cudaenv(["sync", "--frozen"], env, project, expect=0)
+        check("installed CUDA 12.4.1" in proc.stdout and "installed cuDNN 9.1.0" in proc.stdout, proc.stdout)
 
 
 @case
