@@ -39,6 +39,13 @@ struct LockProject {
 };
 Result<LockProject> find_lock_project(Context& context);
 
+// Every difference between `stored` and a fresh resolution (.cudaenv, the database, the
+// mirror), stale receipts included: what `lock --check` and `sync --frozen` refuse.
+Result<std::vector<std::string>> stale_lock_differences(const LockProject& project,
+                                                        const lock::LockFile& stored,
+                                                        const DownloadSetup& setup,
+                                                        Context& context);
+
 // Resolves and writes the lock for `project`, keeping the receipts that still hold; prints what
 // it wrote.
 Result<lock::LockFile> write_project_lock(const LockProject& project, const DownloadSetup& setup,

@@ -38,6 +38,23 @@ std::vector<install::InstallPlan> plans_for(const lock::LockFile& lock,
   return plans;
 }
 
+// --frozen: the lock on disk, only when it is what `lock --check` calls current (.cudaenv, the
+// database and the mirror all agree with it).
+Result<lock::LockFile> frozen_lock(const LockProject& project, lock::LockFile stored,
+                                   const DownloadSetup& setup, Context& context) {
+  auto found = stale_lock_differences(project, stored, setup, context);
+  if (!found) return found.error();
+  if (found->empty()) return stored;
+  for (const auto& line : *found) context.out << "  " << line << '\n';
+  return make_error(ErrorKind::failure,
+                    "--frozen: the lock is stale: " +
+                        text::printable(project.lock_path().string(), text::message_limit) +
+                        " differs from .cudaenv, the database or the mirror in " +
+                        std::to_string(found->size()) + " place" + (found->size() == 1 ? "" : "s") +
+                        " (listed above); nothing was installed",
+                    "run cudaenv lock, and commit .cudaenv.lock");
+}
+
 // The lock to install from: the one on disk when it says what .cudaenv asks; else, unless
 // --frozen, a new one.
 Result<lock::LockFile> lock_to_sync(const LockProject& project, const SyncOptions& options,
@@ -50,16 +67,11 @@ Result<lock::LockFile> lock_to_sync(const LockProject& project, const SyncOption
     return make_error(ErrorKind::failure, "--frozen: " + shown + " does not exist",
                       "run cudaenv lock, and commit .cudaenv.lock");
   if (!stored) return write_project_lock(project, setup, context);
+  if (options.frozen) return frozen_lock(project, std::move(*stored), setup, context);
   const auto found =
       lock::project_differences(*stored, lock::request_of(project.pins), project.pins.targets);
   if (found.empty()) return stored;
   for (const auto& line : found) context.out << "  " << line << '\n';
-  if (options.frozen)
-    return make_error(ErrorKind::failure,
-                      "--frozen: the lock is stale: " + shown +
-                          " no longer says what .cudaenv "
-                          "asks (listed above); nothing was installed",
-                      "run cudaenv lock, and commit .cudaenv.lock");
   return write_project_lock(project, setup, context);
 }
 
