@@ -25,22 +25,6 @@ const char* const declare_hint =
     "declare the machines it is for in .cudaenv: [targets.a100] with driver = \"535.104.05\" "
     "and arch = [\"8.0\"]";
 
-// The targets a lock already records, as declarations: what a machine without a GPU checks an
-// implicit target's lock against (it cannot probe the machine the lock was written on).
-std::vector<project::DeclaredTarget> recorded_targets(const lock::LockFile& stored) {
-  std::vector<project::DeclaredTarget> out;
-  for (const auto& [name, target] : stored.targets) {
-    const auto driver = Version::parse(target.driver);
-    if (!driver) return {};
-    project::DeclaredTarget declared{name, *driver, {}, 0};
-    for (const auto& arch : target.archs) {
-      if (auto version = Version::parse(arch)) declared.archs.push_back(*version);
-    }
-    out.push_back(std::move(declared));
-  }
-  return out;
-}
-
 // No [targets]: the one implicit target is this machine, as probe sees it; on a machine with no
 // GPU, checking a lock (`stored`), the targets that lock records.
 Result<std::vector<project::DeclaredTarget>> targets_for(const LockProject& project,
@@ -139,6 +123,20 @@ Result<std::vector<std::string>> stale_lock_differences(const LockProject& proje
   for (auto& line : lock::stale_receipts(stored, lock::set_digest(*fresh)))
     found.push_back(std::move(line));
   return found;
+}
+
+std::vector<project::DeclaredTarget> recorded_targets(const lock::LockFile& stored) {
+  std::vector<project::DeclaredTarget> out;
+  for (const auto& [name, target] : stored.targets) {
+    const auto driver = Version::parse(target.driver);
+    if (!driver) return {};
+    project::DeclaredTarget declared{name, *driver, {}, 0};
+    for (const auto& arch : target.archs) {
+      if (auto version = Version::parse(arch)) declared.archs.push_back(*version);
+    }
+    out.push_back(std::move(declared));
+  }
+  return out;
 }
 
 Result<lock::LockFile> write_project_lock(const LockProject& project, const DownloadSetup& setup,

@@ -46,6 +46,10 @@ Result<std::vector<std::string>> stale_lock_differences(const LockProject& proje
                                                         const DownloadSetup& setup,
                                                         Context& context);
 
+// The targets `stored` records, as declarations: what an implicit target's lock (no [targets] in
+// .cudaenv) is checked against on a machine without a GPU, and what `verify --record` matches.
+std::vector<project::DeclaredTarget> recorded_targets(const lock::LockFile& stored);
+
 // Resolves and writes the lock for `project`, keeping the receipts that still hold; prints what
 // it wrote.
 Result<lock::LockFile> write_project_lock(const LockProject& project, const DownloadSetup& setup,

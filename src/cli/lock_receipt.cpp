@@ -58,8 +58,10 @@ Status record_receipt(const probe::MachineFacts& facts, const std::string& toolk
   const auto path = project->lock_path();
   auto stored = lock::read_lock_file(path);
   if (!stored) return stored.error().with_context("verify --record");
-  const auto match =
-      project::match_target(project->pins.targets, driver_of(facts), archs_of(facts));
+  // No [targets]: the lock's implicit target (this-machine) is the one to match.
+  const auto targets =
+      project->pins.targets.empty() ? recorded_targets(*stored) : project->pins.targets;
+  const auto match = project::match_target(targets, driver_of(facts), archs_of(facts));
   if (match.match == nullptr)
     return make_error(ErrorKind::failure,
                       "verify --record: " + (match.closest != nullptr
