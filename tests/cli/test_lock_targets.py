@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 from harness import (BINARY, FAKE_DRIVER, FIXTURES, SKIP, case, check, clean_env, expect_error, finish,
@@ -131,6 +132,31 @@ def the_hook_says_once_per_change_that_the_driver_is_below_every_floor(tmp):
         check(len(notes) == 2, f"{program.name}: once on entering, once after the edit: {proc.stderr}")
         check("the closest is b200 (driver >= 595.10.01)" in notes[0], notes)
         check("the closest is gb200 (driver >= 600.10.01)" in notes[-1], notes)
+
+@case
+def a_toolkit_that_needs_an_older_gcc_gets_cudahostcxx_in_the_lock_and_env_target(tmp):
+    # CUDA 11.8 accepts GCC up to 11; the newest LTS (Ubuntu 24.04) installs GCC 13 as c++.
+    project = project_in(tmp, 'cuda = "11.8"\n[targets.v100]\ndriver = "535.104.05"\narch = ["7.0"]\n')
+    (tmp / "sysroot").mkdir()
+    env = clean_env(tmp, CUDAENV_ROOT=tmp / "root", CUDAENV_SYSROOT=tmp / "sysroot")
+    toolkit_release(tmp / "mirror", "11.8.0", "11.8.89")
+    toolkit_release(tmp / "mirror", "12.4.1", "12.4.131")
+    with mirror_server(tmp / "mirror") as (url, _):
+        proc = cudaenv(["lock", "--mirror", url], env, project)
+        check(proc.returncode == 0, proc.stderr)
+        target = tomllib.loads((project / ".cudaenv.lock").read_text())["targets"]["v100"]
+        check(target.get("CUDAHOSTCXX") == "g++-11", str(target))
+        proc = cudaenv(["env", "--target", "v100"], env, project)
+        check("export CUDAHOSTCXX='g++-11';" in proc.stdout, proc.stdout)
+        out = json.loads(cudaenv(["env", "--target", "v100", "--shell", "json"], env, project).stdout)
+        check(out["variables"].get("CUDAHOSTCXX") == "g++-11", str(out))
+        # CUDA 12.4 accepts the default GCC 13: nothing to set.
+        (project / ".cudaenv").write_text('cuda = "12.4"\n[targets.v100]\ndriver = "535.104.05"\narch = ["7.0"]\n')
+        check(cudaenv(["lock", "--mirror", url], env, project).returncode == 0, "12.4 locks")
+        target = tomllib.loads((project / ".cudaenv.lock").read_text())["targets"]["v100"]
+        check("CUDAHOSTCXX" not in target, str(target))
+        check("CUDAHOSTCXX" not in cudaenv(["env", "--target", "v100"], env, project).stdout, "not printed")
+
 
 @case
 def current_and_the_hook_name_a_gpu_arch_no_target_lists_from_the_last_full_probe(tmp):
