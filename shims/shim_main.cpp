@@ -19,6 +19,7 @@
 #include "core/text.hpp"
 #include "core/version.hpp"
 #include "probe/kernel_module.hpp"
+#include "probe/remembered_gpus.hpp"
 
 namespace {
 
@@ -43,10 +44,16 @@ int hook_env(const char* shell_name) {
     return static_cast<int>(ErrorKind::usage);
   }
   const auto env = Environment::from_process();
-  // The kernel module's driver version, for the note about declared targets: no library loaded.
-  const auto module = probe::kernel_module_driver_version(Sysroot(paths::sysroot(env)));
-  const auto outcome = activate::hook_env(env, paths::working_directory(env),
-                                          module ? Version::parse(*module) : std::nullopt);
+  // The kernel module's driver version and the GPUs the last full probe saw, for the note about
+  // declared targets: no library loaded.
+  const Sysroot sysroot(paths::sysroot(env));
+  const auto module = probe::kernel_module_driver_version(sysroot);
+  activate::LiveMachine machine;
+  if (module) {
+    machine.driver = Version::parse(*module);
+    machine.gpus = probe::remembered_gpu_archs(sysroot, paths::data_root(env), *module);
+  }
+  const auto outcome = activate::hook_env(env, paths::working_directory(env), machine);
   const auto problem = activate::hook_problem_line(outcome);
   const auto statements = activate::hook_statements(*shell, outcome);
   std::fwrite(problem.data(), 1, problem.size(), stderr);

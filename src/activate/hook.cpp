@@ -120,18 +120,19 @@ std::vector<std::string> warned_versions(const Environment& env) {
   return keys;
 }
 
-// The selection's warnings, and the note that the driver is below every declared target's floor,
-// unless this version of their file was said already; then remembered in CUDAENV_WARNED.
+// The selection's warnings, and the note that this machine matches none of the declared targets
+// (its driver below every floor, a GPU arch none lists), unless this version of their file was said
+// already; then remembered in CUDAENV_WARNED.
 void add_warnings_once(const project::Selection& selection, const fs::path& file,
-                       const std::optional<Version>& driver, HookOutcome& outcome,
-                       Environment& target) {
+                       const LiveMachine& machine, HookOutcome& outcome, Environment& target) {
   std::vector<Error> said;
   for (const auto& warning : selection.warnings)
     said.push_back(make_error(warning.kind, "warning: " + warning.message));
-  if (driver && selection.source == project::SelectionSource::project_file) {
+  if (machine.driver && selection.source == project::SelectionSource::project_file) {
     const auto targets = project::read_targets(file);
     if (targets) {
-      auto note = project::driver_below_targets_note(*targets, *driver, file.string());
+      auto note =
+          project::target_mismatch_note(*targets, *machine.driver, machine.gpus, file.string());
       if (!note.empty()) said.push_back(make_error(ErrorKind::usage, "note: " + note));
     }
   }
@@ -161,8 +162,7 @@ std::vector<WatchedFile> watch_list(const Environment& env,
   return list;
 }
 
-HookOutcome hook_env(const Environment& current, const fs::path& cwd,
-                     const std::optional<Version>& driver) {
+HookOutcome hook_env(const Environment& current, const fs::path& cwd, const LiveMachine& machine) {
   HookOutcome outcome;
   if (holds_foreign_record(current)) outcome.problems.push_back(foreign_record_notice());
   Environment target;
@@ -175,8 +175,8 @@ HookOutcome hook_env(const Environment& current, const fs::path& cwd,
       project_file = activated->selection.file;
     const auto& selection = activated->selection;
     add_warnings_once(selection,
-                      selection.file.empty() ? paths::config_file(current) : selection.file, driver,
-                      outcome, target);
+                      selection.file.empty() ? paths::config_file(current) : selection.file,
+                      machine, outcome, target);
   } else {
     outcome.problems.push_back(activated.error());
     target = without_activation(current);

@@ -29,11 +29,15 @@ struct HookOutcome {
 
 // A file's warnings (unknown keys beside a valid pin) are said once per version of that file
 // (its path, device, inode, size and modification time), not at each re-entry into the project;
-// errors, with which nothing is activated, are said whenever the hook runs hook-env. So is the
-// note that `driver` (the loaded kernel module's, when known) is below the floor of every target
-// the project file declares.
+// errors, with which nothing is activated, are said whenever the hook runs hook-env. The note
+// that this machine matches none of the targets the project file declares (its driver below
+// every floor, or a GPU arch no target lists) is said once per version of that file too.
+struct LiveMachine {
+  std::optional<Version> driver;  // the loaded kernel module's, when known
+  std::vector<Version> gpus;      // the GPUs' archs the last full probe of this boot saw
+};
 HookOutcome hook_env(const Environment& current, const std::filesystem::path& cwd,
-                     const std::optional<Version>& driver = std::nullopt);
+                     const LiveMachine& machine = {});
 
 // What hook-env prints: the statements for stdout, and each problem as one line for stderr
 // ("cudaenv: <message>; <hint>\n", empty when there is none). Both programs that answer

@@ -13,6 +13,8 @@
 #include "core/text.hpp"
 #include "lock/target_env.hpp"
 #include "probe/driver.hpp"
+#include "probe/kernel_module.hpp"
+#include "probe/remembered_gpus.hpp"
 #include "project/project_file.hpp"
 
 namespace cudaenv::cli {
@@ -51,9 +53,9 @@ json selection_json(const activate::Activated& activated) {
   return out;
 }
 
-// A note when the project declares targets and this machine belongs to none: its GPUs when they
-// can be read (the full program), else its driver against every target's floor (the front reads
-// the driver version from /proc without loading a library).
+// A note when the project declares targets and this machine belongs to none: its GPUs as the
+// probe lists them (the full program) or as the last full probe of this boot saw them (the front
+// loads no driver library), else its driver against every target's floor.
 void note_target_mismatch_here(const project::Selection& selection, Context& context) {
   if (selection.source != project::SelectionSource::project_file) return;
   auto pins = project::read_project_file(selection.file);
@@ -63,16 +65,11 @@ void note_target_mismatch_here(const project::Selection& selection, Context& con
   if (!driver) return;
   std::vector<Version> gpus;
   for (const auto& gpu : reading.gpus) gpus.push_back(gpu.compute_capability);
+  if (gpus.empty())
+    gpus = probe::remembered_gpu_archs(context.sysroot, paths::data_root(context.env),
+                                       reading.driver->version);
   const auto file = text::printable(selection.file.string(), text::message_limit);
-  if (!gpus.empty()) {
-    const auto match = project::match_target(pins->targets, driver, gpus);
-    if (match.match == nullptr && match.closest != nullptr)
-      context.err << "cudaenv: note: this machine matches none of the targets " << file
-                  << " declares; the closest is " << match.closest->name << ": " << match.why
-                  << '\n';
-    return;
-  }
-  if (auto note = project::driver_below_targets_note(pins->targets, *driver, file); !note.empty())
+  if (auto note = project::target_mismatch_note(pins->targets, *driver, gpus, file); !note.empty())
     context.err << "cudaenv: note: " << note << '\n';
 }
 
@@ -215,10 +212,16 @@ Status run_init(const InitOptions& options, Context& context) {
 Status run_hook_env(const HookEnvOptions& options, Context& context) {
   auto shell = shell_named(options.shell, "--shell");
   if (!shell) return shell.error();
-  // The kernel module's driver version alone: no driver library is loaded at the prompt.
+  // The kernel module's driver version and the GPUs the last full probe saw: no driver library
+  // is loaded at the prompt.
   const auto module = probe::kernel_module_driver_version(context.sysroot);
-  const auto outcome = activate::hook_env(context.env, here(context),
-                                          module ? Version::parse(*module) : std::nullopt);
+  activate::LiveMachine machine;
+  if (module) {
+    machine.driver = Version::parse(*module);
+    machine.gpus =
+        probe::remembered_gpu_archs(context.sysroot, paths::data_root(context.env), *module);
+  }
+  const auto outcome = activate::hook_env(context.env, here(context), machine);
   context.err << activate::hook_problem_line(outcome);  // escaped there, for the shim too
   context.out << activate::hook_statements(*shell, outcome);
   return Ok{};

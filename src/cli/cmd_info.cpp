@@ -3,6 +3,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "cli/cmd_lock.hpp"
 #include "cli/commands.hpp"
 #include "cli/info_json.hpp"
 #include "cli/terminal.hpp"
@@ -187,6 +188,7 @@ int run_info(const InfoOptions& options, Context& context) {
   } else {
     facts.notes.push_back("toolkit releases not named: " + db.error().message);
   }
+  remember_live_gpus(facts, context);
   if (options.json) {
     context.out << info_to_json(facts).dump(2, ' ', true, nlohmann::json::error_handler_t::replace)
                 << '\n';

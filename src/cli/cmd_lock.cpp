@@ -26,12 +26,17 @@ const char* const declare_hint =
     "declare the machines it is for in .cudaenv: [targets.a100] with driver = \"535.104.05\" "
     "and arch = [\"8.0\"]";
 
-// No [targets]: the one implicit target is this machine, as probe sees it.
+// No [targets]: the one implicit target is this machine, as probe sees it; on a machine with no
+// GPU, checking a lock (`stored`), the targets that lock records.
 Result<std::vector<project::DeclaredTarget>> targets_for(const LockProject& project,
-                                                         Context& context) {
+                                                         Context& context,
+                                                         const lock::LockFile* stored = nullptr) {
   if (!project.pins.targets.empty()) return project.pins.targets;
   const auto reading = probe::probe_driver(context.sysroot, context.loader);
   const auto driver = reading.driver ? Version::parse(reading.driver->version) : std::nullopt;
+  if ((!driver || reading.gpus.empty()) && stored != nullptr) {
+    if (auto recorded = recorded_targets(*stored); !recorded.empty()) return recorded;
+  }
   if (!driver || reading.gpus.empty())
     return make_error(ErrorKind::usage,
                       text::printable(project.file.string(), text::message_limit) +
@@ -47,8 +52,9 @@ Result<std::vector<project::DeclaredTarget>> targets_for(const LockProject& proj
 }
 
 Result<lock::ResolvedLock> resolved_lock(const LockProject& project, const DownloadSetup& setup,
-                                         Context& context) {
-  auto targets = targets_for(project, context);
+                                         Context& context,
+                                         const lock::LockFile* stored = nullptr) {
+  auto targets = targets_for(project, context, stored);
   if (!targets) return targets.error();
   auto database = manifest::load_selected_database(paths::data_root(context.env));
   if (!database) return database.error();
@@ -102,27 +108,19 @@ Status check_lock(const LockProject& project, const DownloadSetup& setup, Contex
   const auto path = project.lock_path();
   auto stored = lock::read_lock_file(path);
   if (!stored) return make_error(ErrorKind::failure, stored.error().message, stored.error().hint);
-  // No framework index is asked: the locked wheels stand while they satisfy .cudaenv.
-  auto resolved = resolved_lock(project, setup, context);
-  if (!resolved) return resolved.error();
-  auto frameworks = lock::check_frameworks(stored->frameworks, resolved->frameworks);
-  auto& fresh = resolved->lock;
-  fresh.frameworks = std::move(frameworks.current);
-  auto found = lock::differences(*stored, fresh);
-  for (auto& line : frameworks.problems) found.push_back(std::move(line));
-  for (auto& line : lock::stale_receipts(*stored, lock::set_digest(fresh)))
-    found.push_back(std::move(line));
+  auto found = stale_lock_differences(project, *stored, setup, context);
+  if (!found) return found.error();
   const auto shown_path = text::printable(path.string(), text::message_limit);
-  if (found.empty()) {
+  if (found->empty()) {
     context.out << shown_path << " is current: " << summary(*stored) << '\n';
     return Ok{};
   }
-  for (const auto& line : found) context.out << "  " << line << '\n';
+  for (const auto& line : *found) context.out << "  " << line << '\n';
   return make_error(ErrorKind::failure,
                     "the lock is stale: " + shown_path +
                         " differs from .cudaenv, the database or "
                         "the mirror in " +
-                        std::to_string(found.size()) + " place" + (found.size() == 1 ? "" : "s") +
+                        std::to_string(found->size()) + " place" + (found->size() == 1 ? "" : "s") +
                         " (listed above)",
                     "run cudaenv lock, and commit .cudaenv.lock");
 }
@@ -142,6 +140,37 @@ Result<LockProject> find_lock_project(Context& context) {
   for (const auto& warning : pins->warnings)
     context.err << "cudaenv: warning: " << warning.message << '\n';
   return LockProject{*file, std::move(*pins)};
+}
+
+Result<std::vector<std::string>> stale_lock_differences(const LockProject& project,
+                                                        const lock::LockFile& stored,
+                                                        const DownloadSetup& setup,
+                                                        Context& context) {
+  // No framework index is asked: the locked wheels stand while they satisfy .cudaenv.
+  auto resolved = resolved_lock(project, setup, context, &stored);
+  if (!resolved) return resolved.error();
+  auto frameworks = lock::check_frameworks(stored.frameworks, resolved->frameworks);
+  auto& fresh = resolved->lock;
+  fresh.frameworks = std::move(frameworks.current);
+  auto found = lock::differences(stored, fresh);
+  for (auto& line : frameworks.problems) found.push_back(std::move(line));
+  for (auto& line : lock::stale_receipts(stored, lock::set_digest(fresh)))
+    found.push_back(std::move(line));
+  return found;
+}
+
+std::vector<project::DeclaredTarget> recorded_targets(const lock::LockFile& stored) {
+  std::vector<project::DeclaredTarget> out;
+  for (const auto& [name, target] : stored.targets) {
+    const auto driver = Version::parse(target.driver);
+    if (!driver) return {};
+    project::DeclaredTarget declared{name, *driver, {}, 0};
+    for (const auto& arch : target.archs) {
+      if (auto version = Version::parse(arch)) declared.archs.push_back(*version);
+    }
+    out.push_back(std::move(declared));
+  }
+  return out;
 }
 
 Result<lock::LockFile> write_project_lock(const LockProject& project, const DownloadSetup& setup,

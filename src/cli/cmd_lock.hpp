@@ -40,6 +40,17 @@ struct LockProject {
 };
 Result<LockProject> find_lock_project(Context& context);
 
+// Every difference between `stored` and a fresh resolution (.cudaenv, the database, the
+// mirror), stale receipts included: what `lock --check` and `sync --frozen` refuse.
+Result<std::vector<std::string>> stale_lock_differences(const LockProject& project,
+                                                        const lock::LockFile& stored,
+                                                        const DownloadSetup& setup,
+                                                        Context& context);
+
+// The targets `stored` records, as declarations: what an implicit target's lock (no [targets] in
+// .cudaenv) is checked against on a machine without a GPU, and what `verify --record` matches.
+std::vector<project::DeclaredTarget> recorded_targets(const lock::LockFile& stored);
+
 // Resolves and writes the lock for `project`, keeping the receipts that still hold; prints what
 // it wrote.
 Result<lock::LockFile> write_project_lock(const LockProject& project, const DownloadSetup& setup,
@@ -52,6 +63,10 @@ struct MachineFacts;
 }
 
 namespace cudaenv::cli {
+
+// After a full probe (`info`, `verify`): the GPUs' archs, remembered for this boot so that the
+// prompt hook and `current` can name a target mismatch without loading a driver library.
+void remember_live_gpus(const probe::MachineFacts& facts, Context& context);
 
 // For `verify`: a note on stderr when the nearest .cudaenv declares targets and this machine
 // matches none of them, naming the closest and what it misses. Silent otherwise.

@@ -1,11 +1,13 @@
 // `cudaenv sync [--frozen]`: installs exactly what .cudaenv.lock names. Every archive is checked
 // against the sha256 in the lock, not the mirror's manifest, so a mirror that replaced a file
-// (and its manifest with it) fails with exit 6 and installs nothing of that prefix.
+// (and its manifest with it) fails with exit 6. Every archive of the toolkit and of cuDNN is
+// checked before either is placed, so that failure installs nothing at all.
 
 #include "cli/cmd_lock.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
 #include "core/text.hpp"
+#include "install/prefetch.hpp"
 #include "lock/lock_compare.hpp"
 #include "lock/lock_resolve.hpp"
 
@@ -36,6 +38,23 @@ std::vector<install::InstallPlan> plans_for(const lock::LockFile& lock,
   return plans;
 }
 
+// --frozen: the lock on disk, only when it is what `lock --check` calls current (.cudaenv, the
+// database and the mirror all agree with it).
+Result<lock::LockFile> frozen_lock(const LockProject& project, lock::LockFile stored,
+                                   const DownloadSetup& setup, Context& context) {
+  auto found = stale_lock_differences(project, stored, setup, context);
+  if (!found) return found.error();
+  if (found->empty()) return stored;
+  for (const auto& line : *found) context.out << "  " << line << '\n';
+  return make_error(ErrorKind::failure,
+                    "--frozen: the lock is stale: " +
+                        text::printable(project.lock_path().string(), text::message_limit) +
+                        " differs from .cudaenv, the database or the mirror in " +
+                        std::to_string(found->size()) + " place" + (found->size() == 1 ? "" : "s") +
+                        " (listed above); nothing was installed",
+                    "run cudaenv lock, and commit .cudaenv.lock");
+}
+
 // The lock to install from: the one on disk when it says what .cudaenv asks; else, unless
 // --frozen, a new one.
 Result<lock::LockFile> lock_to_sync(const LockProject& project, const SyncOptions& options,
@@ -48,17 +67,30 @@ Result<lock::LockFile> lock_to_sync(const LockProject& project, const SyncOption
     return make_error(ErrorKind::failure, "--frozen: " + shown + " does not exist",
                       "run cudaenv lock, and commit .cudaenv.lock");
   if (!stored) return write_project_lock(project, setup, context);
+  if (options.frozen) return frozen_lock(project, std::move(*stored), setup, context);
   const auto found =
       lock::project_differences(*stored, lock::request_of(project.pins), project.pins.targets);
   if (found.empty()) return stored;
   for (const auto& line : found) context.out << "  " << line << '\n';
-  if (options.frozen)
-    return make_error(ErrorKind::failure,
-                      "--frozen: the lock is stale: " + shown +
-                          " no longer says what .cudaenv "
-                          "asks (listed above); nothing was installed",
-                      "run cudaenv lock, and commit .cudaenv.lock");
   return write_project_lock(project, setup, context);
+}
+
+// Every archive of every plan, downloaded and checked against the lock before any prefix is
+// placed: a cuDNN archive the mirror replaced must not leave the toolkit installed without it.
+Status fetch_all(const std::vector<install::InstallPlan>& plans, const DownloadSetup& setup,
+                 Context& context) {
+  auto all = plans.front();  // for the progress view: every archive about to be fetched
+  all.archives = install::archives_to_fetch(plans);
+  if (all.archives.empty()) return Ok{};
+  ProgressView progress(context, all);
+  auto fetched = install::fetch_and_check(plans, setup.store, setup.settings, progress);
+  progress.finish();
+  if (fetched) return Ok{};
+  if (fetched.error().kind != ErrorKind::integrity) return setup.explain(fetched.error());
+  return make_error(ErrorKind::integrity, fetched.error().message + "; nothing was installed",
+                    "the mirror serves another file than .cudaenv.lock pinned: ask the mirror's "
+                    "owner, or if the change is intended, run cudaenv lock and commit "
+                    ".cudaenv.lock");
 }
 
 Status install_plan(const install::InstallPlan& plan, const DownloadSetup& setup,
@@ -93,6 +125,7 @@ Status run_sync(const SyncOptions& options, Context& context) {
     if (auto writable = install::prepare_store(setup->store, plan.product); !writable)
       return writable.error();
   }
+  if (auto checked = fetch_all(plans, *setup, context); !checked) return checked.error();
   for (const auto& plan : plans) {
     if (auto done = install_plan(plan, *setup, context); !done) return done.error();
     if (plan.product == "cuda") refresh_shims(context);

@@ -8,6 +8,7 @@
 #include "core/text.hpp"
 #include "manifest/db_index.hpp"
 #include "probe/facts.hpp"
+#include "probe/remembered_gpus.hpp"
 
 namespace cudaenv::cli {
 
@@ -31,14 +32,23 @@ std::string mismatch_text(const project::TargetMatch& match, const std::filesyst
 
 }  // namespace
 
+void remember_live_gpus(const probe::MachineFacts& facts, Context& context) {
+  // Only a cache for the hook: a data root that cannot be written loses nothing.
+  (void)probe::remember_gpu_archs(context.sysroot, paths::data_root(context.env), archs_of(facts));
+}
+
 void note_target_mismatch(const probe::MachineFacts& facts, Context& context) {
+  remember_live_gpus(facts, context);
   const auto file = project::find_project_file(paths::working_directory(context.env));
   if (!file) return;
   auto pins = project::read_project_file(*file);
   if (!pins) return;  // verify reports a broken .cudaenv through the selection
-  const auto match = project::match_target(pins->targets, driver_of(facts), archs_of(facts));
-  if (match.match == nullptr && match.closest != nullptr)
-    context.err << "cudaenv: note: " << mismatch_text(match, *file) << '\n';
+  const auto driver = driver_of(facts);
+  if (!driver || facts.gpus.empty()) return;
+  const auto shown = text::printable(file->string(), text::message_limit);
+  if (auto note = project::target_mismatch_note(pins->targets, *driver, archs_of(facts), shown);
+      !note.empty())
+    context.err << "cudaenv: note: " << note << '\n';
 }
 
 Status record_receipt(const probe::MachineFacts& facts, const std::string& toolkit,
@@ -48,8 +58,10 @@ Status record_receipt(const probe::MachineFacts& facts, const std::string& toolk
   const auto path = project->lock_path();
   auto stored = lock::read_lock_file(path);
   if (!stored) return stored.error().with_context("verify --record");
-  const auto match =
-      project::match_target(project->pins.targets, driver_of(facts), archs_of(facts));
+  // No [targets]: the lock's implicit target (this-machine) is the one to match.
+  const auto targets =
+      project->pins.targets.empty() ? recorded_targets(*stored) : project->pins.targets;
+  const auto match = project::match_target(targets, driver_of(facts), archs_of(facts));
   if (match.match == nullptr)
     return make_error(ErrorKind::failure,
                       "verify --record: " + (match.closest != nullptr

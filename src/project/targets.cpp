@@ -142,7 +142,10 @@ namespace {
 std::vector<std::string> misses(const DeclaredTarget& target, const std::optional<Version>& driver,
                                 const std::vector<Version>& gpus) {
   std::vector<std::string> out;
-  for (const auto& gpu : gpus) {
+  auto archs = gpus;  // eight identical GPUs miss one arch, said once
+  std::sort(archs.begin(), archs.end());
+  archs.erase(std::unique(archs.begin(), archs.end()), archs.end());
+  for (const auto& gpu : archs) {
     if (std::find(target.archs.begin(), target.archs.end(), gpu) == target.archs.end())
       out.push_back("its arch list has no " + gpu.str());
   }
@@ -170,6 +173,15 @@ std::string driver_below_targets_note(const std::vector<DeclaredTarget>& targets
   if (lowest == nullptr) return "";
   return "this machine's driver " + driver.str() + " is below the floor of every target " + file +
          " declares; the closest is " + lowest->name + " (driver >= " + lowest->driver.str() + ")";
+}
+
+std::string target_mismatch_note(const std::vector<DeclaredTarget>& targets, const Version& driver,
+                                 const std::vector<Version>& gpus, const std::string& file) {
+  if (gpus.empty()) return driver_below_targets_note(targets, driver, file);
+  const auto match = match_target(targets, driver, gpus);
+  if (match.match != nullptr || match.closest == nullptr) return "";
+  return "this machine matches none of the targets " + file + " declares; the closest is " +
+         match.closest->name + ": " + match.why;
 }
 
 TargetMatch match_target(const std::vector<DeclaredTarget>& targets,

@@ -55,6 +55,13 @@ const DeclaredTarget* lowest_floor_above(const std::vector<DeclaredTarget>& targ
 std::string driver_below_targets_note(const std::vector<DeclaredTarget>& targets,
                                       const Version& driver, const std::string& file);
 
+// The note for a machine that belongs to none of `targets`: with its GPUs' archs known, "this
+// machine matches none of the targets /repo/.cudaenv declares; the closest is a100: its arch list
+// has no 9.0"; without them, driver_below_targets_note. "" when it belongs to one (or there is
+// nothing to say). `file` is printed as it is given: pass it escaped.
+std::string target_mismatch_note(const std::vector<DeclaredTarget>& targets, const Version& driver,
+                                 const std::vector<Version>& gpus, const std::string& file);
+
 // "8.0" → "80" (CMAKE_CUDA_ARCHITECTURES, sm_80).
 std::string arch_digits(const Version& arch);
 

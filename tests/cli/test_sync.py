@@ -5,8 +5,11 @@ manifest to match fails with exit 6 and installs nothing; --frozen refuses a mis
 
 import hashlib
 import json
+import re
+import shutil
 import subprocess
 import tomllib
+from pathlib import Path
 
 from harness import BINARY, case, check, clean_env, expect_error, finish, mirror_server, run_in
 from synthetic_mirror import PLATFORM, cudnn_release, nvcc_script, pack, toolkit_release
@@ -39,6 +42,21 @@ def env_for(tmp, url, root):
 
 cudaenv = run_in  # cudaenv ARGS in a directory, with an optional expected exit
 
+REPO_MANIFESTS = Path(__file__).resolve().parents[2] / "manifests"
+
+
+def publish_database(mirror, revision):
+    """The repository's database as `revision`, with its index, as `cudaenv db update` reads it."""
+    db = mirror / "cudaenv" / "db"
+    files = []
+    for path in sorted(REPO_MANIFESTS.glob("*.toml")):
+        data = re.sub(r'^revision = "[^"]+"', f'revision = "{revision}"', path.read_text(), flags=re.M).encode()
+        files.append({"name": path.name, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()})
+        (db / revision).mkdir(parents=True, exist_ok=True)
+        (db / revision / path.name).write_bytes(data)
+    date = re.match(r"\d{4}-\d{2}-\d{2}", revision).group(0)
+    (db / "index.json").write_text(json.dumps({"format": 1, "revision": revision, "date": date, "files": files}))
+
 
 def replace_with_same_size(mirror, name):
     """Puts other bytes of the same size in place of the 12.4.1 archive `name` and rewrites the
@@ -52,6 +70,27 @@ def replace_with_same_size(mirror, name):
     for attempt in range(2000):
         script = nvcc_script("12.4.1", "12.4.131").replace("compiler driver", f"driver {attempt:08d}")
         data = pack(top, [("bin/nvcc", script, 0o755), ("bin/nvcc.profile", "TOP = $(_HERE_)/..\n", 0o644)])
+        if len(data) == size:
+            break
+    else:
+        raise AssertionError("no replacement of the same size")
+    archive.write_bytes(data)
+    entry["sha256"] = hashlib.sha256(data).hexdigest()
+    manifest_path.write_text(json.dumps(manifest, indent=4))
+
+
+def replace_cudnn_with_same_size(mirror):
+    """Other bytes of the same size in place of cuDNN 9.1.0's cuda12 archive, and a manifest that
+    agrees with them; the toolkit's archives stay as they were locked."""
+    manifest_path = mirror / "cudnn" / "redist" / "redistrib_9.1.0.json"
+    manifest = json.loads(manifest_path.read_text())
+    entry = manifest["cudnn"][PLATFORM]["cuda12"]
+    archive = mirror / "cudnn" / "redist" / entry["relative_path"]
+    size = archive.stat().st_size
+    top = f"cudnn-{PLATFORM}-9.1.0.70_cuda12-archive"
+    for attempt in range(2000):
+        data = pack(top, [("lib/libcudnn.so.9", f"cudnn v2 {attempt:07d}", 0o644),
+                          ("include/cudnn.h", "/* cuda12 */\n", 0o644)])
         if len(data) == size:
             break
     else:
@@ -99,6 +138,28 @@ def a_mirror_that_replaced_an_archive_and_its_manifest_fails_with_exit_6_install
 
 
 @case
+def a_replaced_cudnn_archive_fails_before_the_toolkit_is_placed(tmp):
+    project = setup(tmp)
+    with mirror_server(tmp / "mirror") as (url, _):
+        cudaenv(["lock"], env_for(tmp, url, "dev"), project, expect=0)
+        replace_cudnn_with_same_size(tmp / "mirror")
+        env = env_for(tmp, url, "node")
+        proc = cudaenv(["sync"], env, project)
+        expect_error(proc, 6, "sha256 mismatch", "cudnn-linux-x86_64-9.1.0.70_cuda12-archive")
+        check("nothing was installed" in proc.stderr, proc.stderr)
+        check("hint: the mirror serves another file than .cudaenv.lock pinned" in proc.stderr
+              and "run cudaenv lock" in proc.stderr and "again" not in proc.stderr, proc.stderr)
+        check(installed(tmp, "node", "toolkits") == [], f"no toolkit: {installed(tmp, 'node', 'toolkits')}")
+        check(installed(tmp, "node", "cudnn") == [], f"no cuDNN: {installed(tmp, 'node', 'cudnn')}")
+        check(not (tmp / "node" / "shims").exists() or not any((tmp / "node" / "shims").iterdir()),
+              "no shims for a toolkit that is not there")
+        # The toolkit's archives were checked and kept: once the mirror is put right, sync resumes.
+        cudnn_release(tmp / "mirror", "9.1.0", "9.1.0.70")
+        proc = cudaenv(["sync", "--frozen"], env, project, expect=0)
+        check("installed CUDA 12.4.1" in proc.stdout and "installed cuDNN 9.1.0" in proc.stdout, proc.stdout)
+
+
+@case
 def frozen_refuses_a_stale_or_missing_lock_and_leaves_it_alone(tmp):
     project = setup(tmp)
     with mirror_server(tmp / "mirror") as (url, _):
@@ -119,6 +180,36 @@ def frozen_refuses_a_stale_or_missing_lock_and_leaves_it_alone(tmp):
         check("wrote " in proc.stdout and "installed CUDA 12.4.1" in proc.stdout, proc.stdout)
         relocked = tomllib.loads((project / ".cudaenv.lock").read_text())
         check(relocked["targets"]["a100"]["driver"] == "545.23.06", "the new lock has the new floor")
+
+
+@case
+def frozen_refuses_a_lock_stale_against_the_database_or_the_mirror(tmp):
+    project = setup(tmp)
+    with mirror_server(tmp / "mirror") as (url, _):
+        cudaenv(["lock"], env_for(tmp, url, "dev"), project, expect=0)
+    locked = (project / ".cudaenv.lock").read_text()
+    old = tomllib.loads(locked)["database"]["revision"]
+    newer = f"{old}.1"
+    publish_database(tmp / "dbmirror", newer)
+    with mirror_server(tmp / "dbmirror") as (url, _):
+        cudaenv(["db", "update", "--mirror", url], env_for(tmp, url, "node"), project, expect=0)
+    with mirror_server(tmp / "mirror") as (url, _):
+        env = env_for(tmp, url, "node")
+        proc = cudaenv(["sync", "--frozen"], env, project)
+        expect_error(proc, 1, "--frozen: the lock is stale", "nothing was installed")
+        check(f'database.revision: the lock has "{old}", now "{newer}"' in proc.stdout, proc.stdout)
+        check("run cudaenv lock" in proc.stderr, proc.stderr)
+        check(installed(tmp, "node", "toolkits") == [] and installed(tmp, "node", "cudnn") == [],
+              "nothing installed")
+        check((project / ".cudaenv.lock").read_text() == locked, "--frozen never rewrites the lock")
+        # The same node on the database the lock names, with a mirror that replaced an archive.
+        shutil.rmtree(tmp / "node" / "manifests")  # back to the compiled-in database
+        replace_with_same_size(tmp / "mirror", "cuda_nvcc")
+        proc = cudaenv(["sync", "--frozen"], env, project)
+        expect_error(proc, 1, "--frozen: the lock is stale")
+        check("toolkit.components.cuda_nvcc.sha256: the lock has" in proc.stdout, proc.stdout)
+        check("database.revision" not in proc.stdout, proc.stdout)
+        check(installed(tmp, "node", "toolkits") == [], "nothing installed")
 
 
 finish()

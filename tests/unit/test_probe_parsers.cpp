@@ -6,6 +6,7 @@
 #include "probe/driver.hpp"
 #include "probe/kernel_modules.hpp"
 #include "probe/os_release.hpp"
+#include "probe/remembered_gpus.hpp"
 #include "probe/toolkits.hpp"
 
 using namespace cudaenv;
@@ -115,4 +116,26 @@ TEST_CASE("dpkg status: installed packages only, with their versions") {
   CHECK(packages.at("cuda-toolkit-13-0") == "13.0.2-1");
   CHECK(packages.at("cuda-nvcc-13-0") == "13.0.88-1");
   CHECK(packages.count("cuda-toolkit-12-4") == 0);
+}
+
+TEST_CASE(
+    "the GPU-arch record the hook reads: used only for the boot and driver it was written on") {
+  const auto text = render_remembered_gpus(
+      "8d1f0c52", "580.95.05",
+      {*Version::parse("9.0"), *Version::parse("8.0"), *Version::parse("9.0")});
+  CHECK(text == "boot_id 8d1f0c52\ndriver 580.95.05\narch 8.0\narch 9.0\n");
+  const auto archs = parse_remembered_gpus(text, "8d1f0c52", "580.95.05");
+  REQUIRE(archs.size() == 2);
+  CHECK(archs[0].str() == "8.0");
+  CHECK(archs[1].str() == "9.0");
+  CHECK(parse_remembered_gpus(text, "0b6e2d7a", "580.95.05").empty());  // another boot
+  CHECK(parse_remembered_gpus(text, "8d1f0c52", "575.57.08").empty());  // another driver
+  CHECK(parse_remembered_gpus("boot_id 8d1f0c52\ndriver 580.95.05\narch 9\n", "8d1f0c52",
+                              "580.95.05")
+            .empty());  // not a compute capability: none of it is trusted
+  CHECK(parse_remembered_gpus("", "", "580.95.05").empty());
+  // A machine without a boot id (some containers) still keys by the driver.
+  CHECK(parse_remembered_gpus(render_remembered_gpus("", "580.95.05", {*Version::parse("9.0")}), "",
+                              "580.95.05")
+            .size() == 1);
 }
