@@ -61,15 +61,14 @@ void note_target_mismatch_here(const project::Selection& selection, Context& con
   const auto reading = probe::probe_driver(context.sysroot, context.loader);
   const auto driver = reading.driver ? Version::parse(reading.driver->version) : std::nullopt;
   if (!driver) return;
-  std::vector<Version> gpus;
-  for (const auto& gpu : reading.gpus) gpus.push_back(gpu.compute_capability);
+  const auto gpus = probe::distinct_architectures(reading.gpus);
   const auto file = text::printable(selection.file.string(), text::message_limit);
   if (!gpus.empty()) {
     const auto match = project::match_target(pins->targets, driver, gpus);
     if (match.match == nullptr && match.closest != nullptr)
       context.err << "cudaenv: note: this machine matches none of the targets " << file
-                  << " declares; the closest is " << match.closest->name << ": " << match.why
-                  << '\n';
+                  << " declares; the closest is " << text::printable(match.closest->name) << ": "
+                  << text::printable(match.why, text::message_limit) << '\n';
     return;
   }
   if (auto note = project::driver_below_targets_note(pins->targets, *driver, file); !note.empty())
