@@ -197,12 +197,12 @@ Status run_verify(const VerifyOptions& options, Context& context, Outcome& outco
   if (auto trusted = ownership::check_data_root(data_root); !trusted) return trusted;
   auto db = manifest::load_default_database(data_root);
   if (!db) return db.error();
-  const auto facts =
-      probe::probe_machine({context.sysroot, context.loader, context.runner, context.env, data_root,
-                            project::store_for(context.env).shared_roots});
-  auto verification = verify::verify_toolkit(
-      *request,
-      {facts, *db, context.env, context.sysroot, context.runner, verify::cache_root(data_root)});
+  const auto store = project::store_for(context.env);
+  const auto facts = probe::probe_machine({context.sysroot, context.loader, context.runner,
+                                           context.env, data_root, store.shared_roots});
+  auto verification =
+      verify::verify_toolkit(*request, {facts, *db, context.env, context.sysroot, context.runner,
+                                        verify::cache_root(data_root), store});
   if (!verification) return verification.error();
   const auto report = verification_to_json(*verification)
                           .dump(2, ' ', true, nlohmann::json::error_handler_t::replace);

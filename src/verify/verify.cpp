@@ -106,7 +106,7 @@ Result<Verification> verify_toolkit(const VerifyRequest& request, const VerifyIn
     const auto spec = VersionSpec::parse(*request.cudnn);
     const bool by_spec = !std::filesystem::exists(*request.cudnn, ec) && spec.ok();
     auto cudnn = by_spec ? locate_installed_cudnn(
-                               *spec, inputs.cache_root.parent_path().parent_path(),
+                               *spec, inputs.store,
                                verification.toolkit.facts.version.value_or(Version{}).major())
                          : locate_cudnn(*request.cudnn);
     if (!cudnn) return cudnn.error();
