@@ -93,7 +93,8 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "cudaenv-shim: error: %s\n", e.what());
+    std::fprintf(stderr, "cudaenv-shim: error: %s\n",
+                 cudaenv::text::printable(e.what(), cudaenv::text::message_limit).c_str());
   } catch (...) {
     std::fprintf(stderr, "cudaenv-shim: error: unexpected failure\n");
   }

@@ -63,8 +63,7 @@ void note_target_mismatch_here(const project::Selection& selection, Context& con
   const auto reading = probe::probe_driver(context.sysroot, context.loader);
   const auto driver = reading.driver ? Version::parse(reading.driver->version) : std::nullopt;
   if (!driver) return;
-  std::vector<Version> gpus;
-  for (const auto& gpu : reading.gpus) gpus.push_back(gpu.compute_capability);
+  auto gpus = probe::distinct_architectures(reading.gpus);
   if (gpus.empty())
     gpus = probe::remembered_gpu_archs(context.sysroot, paths::data_root(context.env),
                                        reading.driver->version);

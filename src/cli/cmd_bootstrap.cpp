@@ -28,7 +28,8 @@ doctor::BootstrapRequest build_request(const BootstrapOptions& options, const Co
 }
 
 bool ask(Context& context, const doctor::Step& step) {
-  context.err << "Run step " << step.id << " (" << step.description
+  context.err << "Run step " << text::printable(step.id) << " ("
+              << text::printable(step.description, text::message_limit)
               << ") with root privileges? [y/N] " << std::flush;
   std::string answer;
   if (context.in == nullptr || !std::getline(*context.in, answer)) return false;
@@ -37,8 +38,12 @@ bool ask(Context& context, const doctor::Step& step) {
 }
 
 void print_plan_summary(const doctor::Plan& plan, Context& context) {
-  context.err << "cudaenv bootstrap on " << plan.os << ": " << plan.steps.size() << " steps\n";
-  for (const auto& note : plan.notes) context.err << "  " << note << '\n';
+  // The OS name comes from /etc/os-release; notes and progress lines carry commands and their
+  // output: all escaped before they reach the terminal.
+  context.err << "cudaenv bootstrap on " << text::printable(plan.os) << ": " << plan.steps.size()
+              << " steps\n";
+  for (const auto& note : plan.notes)
+    context.err << "  " << text::printable(note, text::message_limit) << '\n';
 }
 
 }  // namespace
@@ -60,7 +65,9 @@ Status run_bootstrap(const BootstrapOptions& options, Context& context, Outcome&
   const doctor::RunSetup setup{context.sysroot, context.runner,  context.env,
                                data_root,       request.as_root, options.yes};
   const doctor::RunCallbacks callbacks{
-      [&](const std::string& line) { context.err << line << '\n'; },
+      [&](const std::string& line) {
+        context.err << text::printable(line, text::message_limit) << '\n';
+      },
       [&](const doctor::Step& step) { return ask(context, step); }};
   auto summary = doctor::run_plan(*plan, setup, callbacks);
   if (!summary) return summary.error();

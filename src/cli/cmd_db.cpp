@@ -72,17 +72,17 @@ void print_origin(std::ostream& out, const manifest::SelectedDatabase& selected,
                   std::chrono::system_clock::time_point now) {
   const auto& origin = selected.origin;
   const auto age = manifest::age_in_days(origin.date, now);
-  out << "Revision: " << origin.revision << '\n';
+  out << "Revision: " << shown(origin.revision) << '\n';
   const auto days = age.value_or(0);
   out << "Date:     "
       << (origin.date.empty() ? std::string("unknown")
-                              : origin.date + " (" + std::to_string(days) +
+                              : shown(origin.date) + " (" + std::to_string(days) +
                                     (days == 1 ? " day" : " days") + " ago)")
       << '\n';
   out << "Source:   " << source_line(origin) << '\n';
   if (!origin.note.empty()) out << "Note: " << shown(origin.note) << '\n';
   if (auto stale = manifest::stale_database_note(origin.revision, origin.date, now))
-    out << "Note: " << *stale << '\n';
+    out << "Note: " << shown(*stale) << '\n';
 }
 
 Status run_db_show(const DbOptions& options, Context& context) {
@@ -116,13 +116,13 @@ Status run_db_update(const DbOptions& options, Context& context) {
   if (!result) return result.error();
   if (!result->installed) {
     context.out << "the compatibility database is up to date: " << shown(result->url)
-                << " offers revision " << result->index.revision << ", the one in use is " << in_use
-                << "; nothing changed\n";
+                << " offers revision " << shown(result->index.revision) << ", the one in use is "
+                << shown(in_use) << "; nothing changed\n";
     return Ok{};
   }
-  context.out << "updated the compatibility database from revision " << in_use << " to "
-              << result->index.revision << " (dated " << result->index.date << ") from "
-              << shown(result->url) << '\n';
+  context.out << "updated the compatibility database from revision " << shown(in_use) << " to "
+              << shown(result->index.revision) << " (dated " << shown(result->index.date)
+              << ") from " << shown(result->url) << '\n';
   if (!result->kept_local_copies.empty())
     context.out << "the files placed there by hand before were moved to "
                 << shown(result->kept_local_copies.string()) << '\n';

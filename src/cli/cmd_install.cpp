@@ -88,13 +88,14 @@ Result<Installed> run_plan(const install::InstallPlan& plan, const DownloadSetup
 void report(const install::InstallPlan& plan, const Installed& done, const std::string& what,
             Context& context) {
   if (done.outcome == install::InstallOutcome::already_installed) {
-    context.out << what << " " << plan.version << " is already installed in "
-                << plan.target.string() << " (--force reinstalls)\n";
+    context.out << what << " " << text::printable(plan.version) << " is already installed in "
+                << text::printable(plan.target.string(), text::message_limit)
+                << " (--force reinstalls)\n";
     return;
   }
-  context.out << "installed " << what << " " << plan.version << " (" << plan.archives.size()
-              << " archives, " << human_bytes(done.bytes) << ") in " << plan.target.string()
-              << '\n';
+  context.out << "installed " << what << " " << text::printable(plan.version) << " ("
+              << plan.archives.size() << " archives, " << human_bytes(done.bytes) << ") in "
+              << text::printable(plan.target.string(), text::message_limit) << '\n';
 }
 
 // A pin an installed build already satisfies needs no mirror: said so, as pyenv and mise do.
@@ -108,9 +109,9 @@ void report_pinned(const std::string& what, const install::Installed& have,
 
 void warn_if_unknown(const install::ToolkitPlan& plan, Context& context) {
   if (plan.unknown_to_database) {
-    context.err << "cudaenv: warning: CUDA " << plan.install.version
+    context.err << "cudaenv: warning: CUDA " << text::printable(plan.install.version)
                 << " is newer than the compatibility database ("
-                << "revision " << *plan.unknown_to_database
+                << "revision " << text::printable(*plan.unknown_to_database)
                 << "): its driver and GPU requirements are unknown\n";
   }
 }
@@ -132,11 +133,12 @@ Result<install::ToolkitPlan> plan_from_index(const InstallTarget& target,
   if (!plan) return plan.error();
   if (!plan->without_wheels.empty()) {
     context.err << "cudaenv: note: skipped, no wheel on the index for CUDA "
-                << plan->install.version << ": " << text::join(plan->without_wheels, ", ")
+                << text::printable(plan->install.version) << ": "
+                << text::printable(text::join(plan->without_wheels, ", "), text::message_limit)
                 << " (--source redist installs them)\n";
   }
   if (plan->runtime_only) {
-    context.err << "cudaenv: note: CUDA " << plan->install.version
+    context.err << "cudaenv: note: CUDA " << text::printable(plan->install.version)
                 << " from the index is runtime-only: its wheels carry no nvcc, so the prefix "
                    "cannot compile CUDA code\n";
   }

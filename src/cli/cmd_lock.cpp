@@ -42,18 +42,14 @@ Result<std::vector<project::DeclaredTarget>> targets_for(const LockProject& proj
                       text::printable(project.file.string(), text::message_limit) +
                           " declares no [targets] and this machine has no NVIDIA GPU to lock for",
                       declare_hint);
-  project::DeclaredTarget here{"this-machine", *driver, {}, 0};
-  for (const auto& gpu : reading.gpus) {
-    if (std::find(here.archs.begin(), here.archs.end(), gpu.compute_capability) == here.archs.end())
-      here.archs.push_back(gpu.compute_capability);
-  }
+  project::DeclaredTarget here{"this-machine", *driver, probe::distinct_architectures(reading.gpus),
+                               0};
   std::sort(here.archs.begin(), here.archs.end());
   return std::vector<project::DeclaredTarget>{here};
 }
 
 Result<lock::ResolvedLock> resolved_lock(const LockProject& project, const DownloadSetup& setup,
-                                         Context& context,
-                                         const lock::LockFile* stored = nullptr) {
+                                         Context& context, const lock::LockFile* stored = nullptr) {
   auto targets = targets_for(project, context, stored);
   if (!targets) return targets.error();
   auto database = manifest::load_selected_database(paths::data_root(context.env));
@@ -93,14 +89,15 @@ Result<lock::LockFile> fresh_lock(const LockProject& project, const DownloadSetu
 }
 
 std::string summary(const lock::LockFile& lock) {
-  std::string text = "CUDA " + lock.toolkit.version + " (" +
+  // A lock file comes with a cloned repository: its values are shown escaped.
+  std::string text = "CUDA " + text::printable(lock.toolkit.version) + " (" +
                      std::to_string(lock.toolkit.components.size()) + " archives)";
-  if (lock.cudnn) text += ", cuDNN " + lock.cudnn->version;
+  if (lock.cudnn) text += ", cuDNN " + text::printable(lock.cudnn->version);
   for (const auto& [name, framework] : lock.frameworks)
     text += ", " + name + " " + text::printable(framework.version);
   std::vector<std::string> targets;
   for (const auto& [name, target] : lock.targets)
-    targets.push_back(text::printable(name) + " (" + target.mode + ")");
+    targets.push_back(text::printable(name) + " (" + text::printable(target.mode) + ")");
   return text + " for " + text::join(targets, ", ");
 }
 
@@ -115,7 +112,8 @@ Status check_lock(const LockProject& project, const DownloadSetup& setup, Contex
     context.out << shown_path << " is current: " << summary(*stored) << '\n';
     return Ok{};
   }
-  for (const auto& line : *found) context.out << "  " << line << '\n';
+  for (const auto& line : *found)
+    context.out << "  " << text::printable(line, text::message_limit) << '\n';
   return make_error(ErrorKind::failure,
                     "the lock is stale: " + shown_path +
                         " differs from .cudaenv, the database or "
@@ -138,7 +136,8 @@ Result<LockProject> find_lock_project(Context& context) {
   auto pins = project::read_project_file(*file);
   if (!pins) return pins.error();
   for (const auto& warning : pins->warnings)
-    context.err << "cudaenv: warning: " << warning.message << '\n';
+    context.err << "cudaenv: warning: " << text::printable(warning.message, text::message_limit)
+                << '\n';
   return LockProject{*file, std::move(*pins)};
 }
 

@@ -28,7 +28,8 @@ Status mirror_one(const MirrorOptions& options, const std::string& product, cons
   progress.finish();
   if (!status) return status;
   context.out << "mirrored " << product << " " << release->version.str() << " ("
-              << release->archives.size() << " archives) into " << options.directory << '\n';
+              << release->archives.size() << " archives) into "
+              << text::printable(options.directory, text::message_limit) << '\n';
   return Ok{};
 }
 
@@ -64,7 +65,7 @@ Status mirror_from_index(const MirrorOptions& options, const std::string& produc
         install::plan_pypi_toolkit({spec, options.components, true}, setup.index(), platform);
     if (!plan) return setup.explain(plan.error());
     if (plan->runtime_only) {
-      context.err << "cudaenv: note: CUDA " << plan->install.version
+      context.err << "cudaenv: note: CUDA " << text::printable(plan->install.version)
                   << " from the index has no nvcc: toolkits installed from this mirror are "
                      "runtime-only\n";
     }
@@ -82,9 +83,10 @@ Status mirror_from_index(const MirrorOptions& options, const std::string& produc
       install::mirror_from_wheels(options.directory, plans, setup.store, setup.settings, progress);
   progress.finish();
   if (!status) return setup.explain(status.error());
-  context.out << "mirrored " << product << " " << shown.version << " (" << shown.archives.size()
-              << " wheels from " << setup.index_url << ", repacked) into " << options.directory
-              << '\n';
+  context.out << "mirrored " << product << " " << text::printable(shown.version) << " ("
+              << shown.archives.size() << " wheels from "
+              << text::printable(setup.index_url, text::message_limit) << ", repacked) into "
+              << text::printable(options.directory, text::message_limit) << '\n';
   return Ok{};
 }
 
@@ -93,8 +95,8 @@ Status publish_cudaenv(const MirrorOptions& options, Context& context) {
   auto published = install::publish_bundle(options.directory, options.bundle,
                                            install::embedded_get_script().front().text);
   if (!published) return published.error();
-  context.out << "published cudaenv " << published->version.str() << " (" << published->file_name
-              << ") into "
+  context.out << "published cudaenv " << published->version.str() << " ("
+              << text::printable(published->file_name) << ") into "
               << text::printable((std::filesystem::path(options.directory) / "cudaenv").string(),
                                  text::message_limit)
               << '\n';
@@ -130,8 +132,8 @@ Status run_mirror_create(const MirrorOptions& options, Context& context) {
   }
   auto published = install::publish_database_in_use(options.directory, setup->store.root);
   if (!published) return published.error();
-  context.out << "published the compatibility database (revision " << published->revision
-              << ") into "
+  context.out << "published the compatibility database (revision "
+              << text::printable(published->revision) << ") into "
               << text::printable(
                      (std::filesystem::path(options.directory) / "cudaenv" / "db").string(),
                      text::message_limit)

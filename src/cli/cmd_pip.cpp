@@ -57,7 +57,8 @@ Status run_pip_args(const PipArgsOptions& options, Context& context) {
   if (!choices) return choices.error();
   auto choice = pick(*choices, options.framework);
   if (!choice) return choice.error();
-  for (const auto& arg : choice->pip_args) context.out << arg << '\n';
+  for (const auto& arg : choice->pip_args)
+    context.out << text::printable(arg, text::message_limit) << '\n';
   return Ok{};
 }
 
@@ -73,9 +74,13 @@ void print_pinned_pip_lines(Context& context) {
     return;
   }
   for (const auto& choice : *choices) {
-    context.out << "install " << choice.name << " " << choice.version << " (" << choice.variant
-                << "): " << choice.install << '\n'
-                << "    or: " << resolve::pip_command(choice.pip_args, resolve::PipTool::uv)
+    // Names, versions and commands from the database, which `db update` fetches: escaped.
+    context.out << "install " << text::printable(choice.name) << " "
+                << text::printable(choice.version) << " (" << text::printable(choice.variant)
+                << "): " << text::printable(choice.install, text::message_limit) << '\n'
+                << "    or: "
+                << text::printable(resolve::pip_command(choice.pip_args, resolve::PipTool::uv),
+                                   text::message_limit)
                 << '\n';
   }
 }

@@ -1,5 +1,7 @@
 // `cudaenv resolve`: the best compatible (driver, toolkit, cuDNN, framework) set, and why.
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
@@ -64,7 +66,7 @@ void detect(TargetReport& report, Context& context) {
     report.notes.emplace_back(
         "no NVIDIA driver detected: resolving without a driver constraint (--driver targets one)");
   }
-  for (const auto& gpu : driver.gpus) report.target.gpus.push_back(gpu.compute_capability);
+  report.target.gpus = probe::distinct_architectures(driver.gpus);
   if (!driver.gpus.empty()) {
     report.gpu_source = "detected";
   } else {
@@ -102,7 +104,9 @@ Result<TargetReport> build_target(const ResolveOptions& options, Context& contex
         return make_error(ErrorKind::usage, "--arch: \"" + arch + "\" is not a compute capability",
                           "write it as 8.9 or sm_89");
       }
-      report.target.gpus.push_back(*cc);
+      if (std::find(report.target.gpus.begin(), report.target.gpus.end(), *cc) ==
+          report.target.gpus.end())
+        report.target.gpus.push_back(*cc);
     }
     report.gpu_source = "--arch";
     std::erase_if(report.notes, [](const std::string& n) { return text::contains(n, "--arch"); });
@@ -172,6 +176,10 @@ json to_json(const resolve::Resolution& resolution, const TargetReport& report) 
   return out;
 }
 
+// What a row shows comes from the database (which `db update` fetches), a .cudaenv, the
+// machine: escaped and cut before it reaches a terminal.
+std::string shown(const std::string& text) { return text::printable(text, text::message_limit); }
+
 class ResolvePrinter {
  public:
   ResolvePrinter(std::ostream& out, bool colour, bool verbose)
@@ -184,7 +192,7 @@ class ResolvePrinter {
     } else {
       row("Result", styled("no compatible set", Tone::bad, colour_));
     }
-    for (const auto& note : report.notes) row("Note", styled(note, Tone::dim, colour_));
+    for (const auto& note : report.notes) row("Note", styled(shown(note), Tone::dim, colour_));
     if (!resolution.unchecked_skipped.empty()) {
       row("Note", styled("left out, driver floor unknown: CUDA " +
                              text::join(resolution.unchecked_skipped, ", ") +
@@ -192,12 +200,12 @@ class ResolvePrinter {
                          Tone::dim, colour_));
     }
     print_rejections(resolution);
-    for (const auto& suggestion : resolution.suggestions) row("Suggest", suggestion);
+    for (const auto& suggestion : resolution.suggestions) row("Suggest", shown(suggestion));
     if (verbose_ && resolution.solutions.size() > 1) {
       out_ << styled("Other sets that fit, in order of preference:", Tone::heading, colour_)
            << '\n';
       for (size_t i = 1; i < resolution.solutions.size(); ++i)
-        out_ << "  " << summary(resolution.solutions[i]) << '\n';
+        out_ << "  " << shown(summary(resolution.solutions[i])) << '\n';
     }
   }
 
@@ -218,7 +226,7 @@ class ResolvePrinter {
     parts.push_back(sms.empty() ? "any GPU"
                                 : text::join(sms, " ") + " (" + report.gpu_source + ")");
     if (t.gcc) parts.push_back("gcc " + t.gcc->str());
-    row("Target", text::join(parts, ", "));
+    row("Target", shown(text::join(parts, ", ")));
   }
 
   static std::string summary(const resolve::Solution& s) {
@@ -237,16 +245,18 @@ class ResolvePrinter {
     if (best.unchecked) cuda += "  (unchecked release)";
     row("CUDA", styled(cuda, Tone::good, colour_));
     if (best.cudnn)
-      row("cuDNN", best.cudnn->version.str() + " (" + best.cudnn->full_version.str() + ")");
+      row("cuDNN", shown(best.cudnn->version.str() + " (" + best.cudnn->full_version.str() + ")"));
     for (const auto& f : best.frameworks) {
-      row(f.name, f.version + (f.variant.empty() ? "" : " " + f.variant) + "  " +
-                      styled(f.install, Tone::dim, colour_));
-      row("", styled(resolve::pip_command(f.pip_args, resolve::PipTool::uv), Tone::dim, colour_));
+      row(shown(f.name), shown(f.version + (f.variant.empty() ? "" : " " + f.variant)) + "  " +
+                             styled(shown(f.install), Tone::dim, colour_));
+      row("", styled(shown(resolve::pip_command(f.pip_args, resolve::PipTool::uv)), Tone::dim,
+                     colour_));
     }
-    for (const auto& warning : best.warnings) row("Warning", styled(warning, Tone::warn, colour_));
+    for (const auto& warning : best.warnings)
+      row("Warning", styled(shown(warning), Tone::warn, colour_));
     for (const auto& fact : best.unconfirmed) {
-      row("Unverified",
-          styled(fact.fact + " is " + fact.confidence + ": " + fact.basis, Tone::warn, colour_));
+      row("Unverified", styled(shown(fact.fact + " is " + fact.confidence + ": " + fact.basis),
+                               Tone::warn, colour_));
     }
   }
 
@@ -255,7 +265,7 @@ class ResolvePrinter {
         verbose_ || !resolution.ok() ? (verbose_ ? resolution.rejected.size() : 8) : 0;
     for (size_t i = 0; i < resolution.rejected.size() && i < limit; ++i) {
       const auto& r = resolution.rejected[i];
-      row(i == 0 ? "Rejected" : "", r.candidate + ": " + r.reason);
+      row(i == 0 ? "Rejected" : "", shown(r.candidate + ": " + r.reason));
     }
     if (resolution.rejected.size() > limit && limit > 0) {
       row("", "... " + std::to_string(resolution.rejected.size() - limit) +
@@ -367,7 +377,7 @@ Status run_resolve(const ResolveOptions& options, Context& context, Outcome& out
   } else {
     ResolvePrinter(context.out, context.colour, options.verbose).print(resolution, target);
   }
-  if (resolved->stale_note) context.err << "note: " << *resolved->stale_note << '\n';
+  if (resolved->stale_note) context.err << "note: " << shown(*resolved->stale_note) << '\n';
   outcome.exit_code = resolution.ok() ? 0 : static_cast<int>(ErrorKind::no_compatible_set);
   return Ok{};
 }

@@ -1,6 +1,7 @@
 // `cudaenv scan [PATH…] [--python PY] [--arch CC] [--json]`: the GPU code each installed binary
 // carries, against the GPUs here (or those --arch describes).
 
+#include <algorithm>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -22,10 +23,23 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// One architecture to judge for: the GPUs here that have it (named once each), or an --arch.
 struct Gpu {
   int arch = 0;
-  std::string name;
+  std::vector<std::string> names;
+  std::string name() const { return text::join(names, ", "); }
 };
+
+// Adds `name` under `arch`: an architecture already listed is judged once (two H100s: sm_90).
+void add_gpu(std::vector<Gpu>& gpus, int arch, const std::string& name) {
+  const auto same =
+      std::find_if(gpus.begin(), gpus.end(), [&](const Gpu& gpu) { return gpu.arch == arch; });
+  if (same == gpus.end()) {
+    gpus.push_back({arch, {name}});
+  } else if (std::find(same->names.begin(), same->names.end(), name) == same->names.end()) {
+    same->names.push_back(name);
+  }
+}
 
 struct Targets {
   std::vector<fs::path> roots;
@@ -43,7 +57,7 @@ Result<std::vector<Gpu>> gpus_from_flags(const std::vector<std::string>& flags) 
     if (!arch)
       return make_error(ErrorKind::usage, "--arch " + shown(flag) + ": not a compute capability",
                         "give one as 8.9, 89 or sm_89");
-    gpus.push_back({*arch, "--arch " + flag});
+    add_gpu(gpus, *arch, "--arch " + flag);
   }
   return gpus;
 }
@@ -112,7 +126,7 @@ Result<Machine> machine_to_judge(const ScanOptions& options, Context& context) {
   }
   for (const auto& gpu : reading.gpus) {
     const auto& cc = gpu.compute_capability;
-    machine.gpus.push_back({cc.major() * 10 + cc.minor(), gpu.name});
+    add_gpu(machine.gpus, cc.major() * 10 + cc.minor(), gpu.name);
   }
   if (reading.driver && reading.driver->cuda_version)
     machine.ptx_limit = scan::ptx_isa_for_driver_cuda(*reading.driver->cuda_version);
@@ -197,9 +211,9 @@ class ScanPrinter {
                                                                 : Tone::good;
     std::string line = "  " + scan::sm_name(gpu.arch) + ": " +
                        styled(scan::to_string(verdict.coverage), tone, context_.colour);
-    line += verdict.via.empty() ? " (" + verdict.reason + ")" : " via " + verdict.via;
+    line += verdict.via.empty() ? " (" + shown(verdict.reason) + ")" : " via " + shown(verdict.via);
     context_.out << line << '\n';
-    if (!fix.empty()) context_.out << "    fix: " << fix << '\n';
+    if (!fix.empty()) context_.out << "    fix: " << shown(fix) << '\n';
   }
 
   void count(scan::Coverage coverage) {
@@ -247,7 +261,7 @@ void print_header(const Machine& machine, const Targets& targets, const scan::Wa
                   Context& context) {
   std::vector<std::string> gpus;
   for (const auto& gpu : machine.gpus)
-    gpus.push_back(scan::sm_name(gpu.arch) + " (" + shown(gpu.name) + ")");
+    gpus.push_back(scan::sm_name(gpu.arch) + " (" + shown(gpu.name()) + ")");
   context.out << "GPUs       "
               << (gpus.empty() ? "none visible (--arch CC judges for one)"
                                : text::join(gpus, ", "));
@@ -259,7 +273,7 @@ void print_header(const Machine& machine, const Targets& targets, const scan::Wa
   for (const auto& root : targets.roots) roots.push_back(shown(root.string()));
   context.out << "Scanned    " << text::join(roots, ", ") << " (" << walk.files_seen << " files, "
               << walk.binaries.size() << " with GPU code or CUDA libraries)\n";
-  for (const auto& note : targets.notes) context.err << "note: " << note << '\n';
+  for (const auto& note : targets.notes) context.err << "note: " << shown(note) << '\n';
   for (const auto& root : walk.unreadable)
     context.err << "warning: " << shown(root) << ": not found or unreadable\n";
   if (walk.truncated) context.err << "warning: stopped after the file limit; name narrower paths\n";
@@ -269,16 +283,16 @@ void print_header(const Machine& machine, const Targets& targets, const scan::Wa
 void print_triton(const nlohmann::json& triton, Context& context) {
   if (triton.is_null()) return;
   context.out << "\nTriton     ptxas " << shown(triton["ptxas"].get<std::string>()) << " ("
-              << triton["chosen_by"].get<std::string>() << ", release "
+              << shown(triton["chosen_by"].get<std::string>()) << ", release "
               << (triton["release"].get<std::string>().empty()
                       ? "unknown"
-                      : triton["release"].get<std::string>())
+                      : shown(triton["release"].get<std::string>()))
               << ")\n";
   for (const auto& problem : triton["problems"])
-    context.out << "           " << styled(problem.get<std::string>(), Tone::bad, context.colour)
-                << '\n';
+    context.out << "           "
+                << styled(shown(problem.get<std::string>()), Tone::bad, context.colour) << '\n';
   if (!triton["fix"].get<std::string>().empty())
-    context.out << "    fix: " << triton["fix"].get<std::string>() << '\n';
+    context.out << "    fix: " << shown(triton["fix"].get<std::string>()) << '\n';
 }
 
 }  // namespace
@@ -307,7 +321,7 @@ Status run_scan(const ScanOptions& options, Context& context, Outcome& outcome) 
   if (options.json) {
     nlohmann::json gpus = nlohmann::json::array();
     for (const auto& gpu : machine->gpus)
-      gpus.push_back({{"arch", scan::sm_name(gpu.arch)}, {"name", gpu.name}});
+      gpus.push_back({{"arch", scan::sm_name(gpu.arch)}, {"name", gpu.name()}});
     std::vector<std::string> roots;
     for (const auto& root : targets.roots) roots.push_back(root.string());
     nlohmann::json report{{"gpus", gpus},

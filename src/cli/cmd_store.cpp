@@ -45,6 +45,10 @@ std::optional<std::filesystem::path> system_store_of(const install::Store& store
   return std::nullopt;
 }
 
+// Paths (a store's root comes from the environment, a system toolkit's from CUDA_HOME or PATH)
+// and where a selection came from: escaped and cut before they reach a terminal.
+std::string shown(const std::string& text) { return text::printable(text, text::message_limit); }
+
 json installed_json(const std::vector<install::Installed>& items, const install::Store& store) {
   json list = json::array();
   for (const auto& item : items) {
@@ -95,7 +99,7 @@ void print_installed(const std::vector<install::Installed>& items, const install
     if (item.receipt && !item.receipt->variant.empty())
       context.out << " (" << text::printable(item.receipt->variant) << ")";
     context.out << store_note(store, item) << "  "
-                << styled(text::printable(item.path.string()), Tone::dim, context.colour) << '\n';
+                << styled(shown(item.path.string()), Tone::dim, context.colour) << '\n';
   }
 }
 
@@ -170,19 +174,21 @@ Status run_list(const StoreOptions& options, Context& context) {
     if (runtime_only(item)) context.out << " (runtime only: no nvcc)";
     if (item.receipt && source_of(item) == "pypi") context.out << " (from a package index)";
     context.out << store_note(store, item);
-    context.out << "  " << styled(item.path.string(), Tone::dim, context.colour) << '\n';
+    context.out << "  " << styled(shown(item.path.string()), Tone::dim, context.colour) << '\n';
   }
   if (!cudnn.empty()) print_installed(cudnn, store, "cuDNN", context);
   context.out << styled("Found on the system", Tone::heading, context.colour) << '\n';
   if (system.empty()) context.out << "  (none)\n";
   for (const auto& t : system) {
     context.out << marker(active, t.path) << resolve::toolkit_name(t) << "  "
-                << styled(t.path, Tone::dim, context.colour) << '\n';
+                << styled(shown(t.path), Tone::dim, context.colour) << '\n';
   }
-  if (active && !active->path.empty()) context.out << "* active here (" << active->source << ")\n";
+  if (active && !active->path.empty())
+    context.out << "* active here (" << shown(active->source) << ")\n";
   if (active && active->path.empty()) {
-    context.out << "CUDA " << active->wanted << " is selected here (" << active->source
-                << ") but not installed: cudaenv install " << active->install << '\n';
+    context.out << "CUDA " << shown(active->wanted) << " is selected here ("
+                << shown(active->source) << ") but not installed: cudaenv install "
+                << shown(active->install) << '\n';
   }
   return Ok{};
 }

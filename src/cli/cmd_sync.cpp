@@ -45,7 +45,8 @@ Result<lock::LockFile> frozen_lock(const LockProject& project, lock::LockFile st
   auto found = stale_lock_differences(project, stored, setup, context);
   if (!found) return found.error();
   if (found->empty()) return stored;
-  for (const auto& line : *found) context.out << "  " << line << '\n';
+  for (const auto& line : *found)
+    context.out << "  " << text::printable(line, text::message_limit) << '\n';
   return make_error(ErrorKind::failure,
                     "--frozen: the lock is stale: " +
                         text::printable(project.lock_path().string(), text::message_limit) +
@@ -71,8 +72,9 @@ Result<lock::LockFile> lock_to_sync(const LockProject& project, const SyncOption
   const auto found =
       lock::project_differences(*stored, lock::request_of(project.pins), project.pins.targets);
   if (found.empty()) return stored;
-  for (const auto& line : found) context.out << "  " << line << '\n';
-  return write_project_lock(project, setup, context);
+  for (const auto& line : found)
+    context.out << "  " << text::printable(line, text::message_limit) << '
+'; return write_project_lock(project, setup, context);
 }
 
 // Every archive of every plan, downloaded and checked against the lock before any prefix is
@@ -101,11 +103,11 @@ Status install_plan(const install::InstallPlan& plan, const DownloadSetup& setup
   if (!outcome) return setup.explain(outcome.error());
   const auto* what = plan.product == "cuda" ? "CUDA" : "cuDNN";
   if (*outcome == install::InstallOutcome::already_installed) {
-    context.out << what << " " << plan.version << " is already installed in "
+    context.out << what << " " << text::printable(plan.version) << " is already installed in "
                 << text::printable(plan.target.string(), text::message_limit) << '\n';
   } else {
-    context.out << "installed " << what << " " << plan.version << " (" << plan.archives.size()
-                << " archives, each matching the lock) in "
+    context.out << "installed " << what << " " << text::printable(plan.version) << " ("
+                << plan.archives.size() << " archives, each matching the lock) in "
                 << text::printable(plan.target.string(), text::message_limit) << '\n';
   }
   return Ok{};
@@ -131,7 +133,7 @@ Status run_sync(const SyncOptions& options, Context& context) {
     if (plan.product == "cuda") refresh_shims(context);
   }
   for (const auto& [name, framework] : lock->frameworks)
-    context.out << name << " " << text::printable(framework.version)
+    context.out << text::printable(name) << " " << text::printable(framework.version)
                 << " (install it in your Python environment): "
                 << text::printable(framework.pip, text::message_limit) << '\n';
   return Ok{};

@@ -30,6 +30,10 @@ std::string fixed(double value, const char* format) {
   return buffer;
 }
 
+// Paths, GPU names, the compiler's, loader's and frameworks' messages: read from the machine and
+// from child processes, so escaped and cut before they reach a terminal.
+std::string shown(const std::string& text) { return text::printable(text, text::message_limit); }
+
 class VerifyPrinter {
  public:
   VerifyPrinter(std::ostream& out, bool colour) : out_(out), colour_(colour) {}
@@ -53,8 +57,8 @@ class VerifyPrinter {
   std::string dim(const std::string& text) { return styled(text, Tone::dim, colour_); }
 
   void print_toolkit(const verify::SelectedToolkit& toolkit) {
-    row("Toolkit", "CUDA " + resolve::toolkit_name(toolkit.facts) + "  " + toolkit.facts.path +
-                       dim("  (" + toolkit.reason + ")"));
+    row("Toolkit", "CUDA " + resolve::toolkit_name(toolkit.facts) + "  " +
+                       shown(toolkit.facts.path) + dim("  (" + shown(toolkit.reason) + ")"));
   }
 
   void print_build(const verify::Verification& v) {
@@ -66,7 +70,7 @@ class VerifyPrinter {
                                      : styled("compile failed", Tone::bad, colour_);
     row("Build", targets + "  " + how);
     // A failed compile shows how to repeat it; a built program shows where it is.
-    row("", dim(v.build.ok() ? v.build.binary.string() : text::join(v.build.command, " ")));
+    row("", dim(shown(v.build.ok() ? v.build.binary.string() : text::join(v.build.command, " "))));
   }
 
   void print_runtime(const verify::ProgramReport& program) {
@@ -82,7 +86,7 @@ class VerifyPrinter {
   void print_gpu(const verify::GpuReport& gpu) {
     const auto& cc = gpu.compute_capability;
     row("GPU " + std::to_string(gpu.index),
-        gpu.name + "  compute " + cc.str() + " (" + resolve::sm_name(cc) + ")  " +
+        shown(gpu.name) + "  compute " + cc.str() + " (" + resolve::sm_name(cc) + ")  " +
             std::to_string(gpu.multiprocessors) + " SMs  " + human_bytes(gpu.memory_bytes));
     if (gpu.kernel) {
       const auto& k = *gpu.kernel;
@@ -100,15 +104,15 @@ class VerifyPrinter {
 
   void print_cudnn(const verify::Verification& v) {
     const auto& loaded = v.program.cudnn;
-    std::string value = v.cudnn->library + ": ";
+    std::string value = shown(v.cudnn->library) + ": ";
     if (!loaded) {
       value += "not checked (the program did not get that far)";
     } else if (!loaded->loaded) {
-      value += styled("not loadable", Tone::bad, colour_) + " (" + loaded->message + ")";
+      value += styled("not loadable", Tone::bad, colour_) + " (" + shown(loaded->message) + ")";
     } else {
       value += "cudnnGetVersion() = " + std::to_string(loaded->version.value_or(0));
       if (v.cudnn->expected) {
-        value += dim(", " + v.cudnn->header + " says " + std::to_string(*v.cudnn->expected));
+        value += dim(", " + shown(v.cudnn->header) + " says " + std::to_string(*v.cudnn->expected));
       }
     }
     row("cuDNN", value);
@@ -116,18 +120,18 @@ class VerifyPrinter {
 
   void print_framework(const verify::FrameworkReport& f) {
     if (!f.installed) {
-      row(f.name, styled("not installed", Tone::bad, colour_) + dim(" (" + f.message + ")"));
+      row(f.name, styled("not installed", Tone::bad, colour_) + dim(" (" + shown(f.message) + ")"));
       return;
     }
-    std::string value = f.version + "  CUDA " + f.cuda.value_or("none") + "  sees " +
+    std::string value = shown(f.version) + "  CUDA " + shown(f.cuda.value_or("none")) + "  sees " +
                         std::to_string(f.gpus) + " GPU" + (f.gpus == 1 ? "" : "s");
     for (const auto& [gpu, coverage] : f.coverage) {
       value += "  " + resolve::sm_name(gpu) + ": " + verify::to_string(coverage);
     }
     if (f.op_ok) value += *f.op_ok ? "  op ok" : "  op FAILED";
     row(f.name, value);
-    if (!f.message.empty()) row("", dim(f.message));
-    for (const auto& line : f.library_scan) row("", "its libraries, " + line);
+    if (!f.message.empty()) row("", dim(shown(f.message)));
+    for (const auto& line : f.library_scan) row("", "its libraries, " + shown(line));
   }
 
   void print_result(const verify::Verification& v) {
@@ -138,8 +142,8 @@ class VerifyPrinter {
     }
     row("Result",
         styled("FAILED: " + std::string(verify::to_string(v.cause->id)), Tone::bad, colour_));
-    row("", v.cause->message);
-    row("Fix", v.cause->fix);
+    row("", shown(v.cause->message));
+    row("Fix", shown(v.cause->fix));
   }
 
   std::ostream& out_;
@@ -193,12 +197,12 @@ Status run_verify(const VerifyOptions& options, Context& context, Outcome& outco
   if (auto trusted = ownership::check_data_root(data_root); !trusted) return trusted;
   auto db = manifest::load_default_database(data_root);
   if (!db) return db.error();
-  const auto facts =
-      probe::probe_machine({context.sysroot, context.loader, context.runner, context.env, data_root,
-                            project::store_for(context.env).shared_roots});
-  auto verification = verify::verify_toolkit(
-      *request,
-      {facts, *db, context.env, context.sysroot, context.runner, verify::cache_root(data_root)});
+  const auto store = project::store_for(context.env);
+  const auto facts = probe::probe_machine({context.sysroot, context.loader, context.runner,
+                                           context.env, data_root, store.shared_roots});
+  auto verification =
+      verify::verify_toolkit(*request, {facts, *db, context.env, context.sysroot, context.runner,
+                                        verify::cache_root(data_root), store});
   if (!verification) return verification.error();
   const auto report = verification_to_json(*verification)
                           .dump(2, ' ', true, nlohmann::json::error_handler_t::replace);

@@ -120,7 +120,7 @@ void print_report(const WhyOptions& options, const WhyReport& report, Context& c
       << (options.for_file.empty() ? "" : " needed by " + shown(options.for_file)) << ":\n";
   for (size_t i = 0; i < report.answer.steps.size(); ++i) {
     const auto& step = report.answer.steps[i];
-    out << "  " << i + 1 << ". " << shown(step.candidate) << "  [" << step.source << "]"
+    out << "  " << i + 1 << ". " << shown(step.candidate) << "  [" << shown(step.source) << "]"
         << (step.found ? "  " + styled("found", Tone::good, context.colour) : "") << '\n';
   }
   if (report.winner)
@@ -136,7 +136,7 @@ void print_report(const WhyOptions& options, const WhyReport& report, Context& c
   for (const auto& copy : report.copies) {
     if (report.winner && copy.path == report.winner->path) continue;
     out << "Also       " << shown(copy.path) << "  version "
-        << (copy.version.empty() ? "unknown" : shown(copy.version)) << "  (" << copy.origin
+        << (copy.version.empty() ? "unknown" : shown(copy.version)) << "  (" << shown(copy.origin)
         << ")\n";
   }
   if (!report.mismatch.empty()) {

@@ -8,6 +8,7 @@
 #include "core/text.hpp"
 #include "install/store.hpp"
 #include "manifest/load.hpp"
+#include "project/stores.hpp"
 
 namespace cudaenv::cli {
 
@@ -17,7 +18,7 @@ namespace {
 // candidates, never an error (completion must stay quiet).
 std::vector<std::string> completion_versions(const std::string& kind, Context& context) {
   const auto data_root = paths::data_root(context.env);
-  const install::Store store{data_root};
+  const auto store = project::store_for(context.env);  // the system stores' versions too
   std::set<Version, std::greater<>> versions;
   const bool cudnn = kind == "cudnn";
   for (const auto& item : cudnn ? install::installed_cudnn(store, install::Receipts::skip)

@@ -19,15 +19,14 @@ std::optional<Version> driver_of(const probe::MachineFacts& facts) {
 }
 
 std::vector<Version> archs_of(const probe::MachineFacts& facts) {
-  std::vector<Version> out;
-  for (const auto& gpu : facts.gpus) out.push_back(gpu.compute_capability);
-  return out;
+  return probe::distinct_architectures(facts.gpus);
 }
 
 std::string mismatch_text(const project::TargetMatch& match, const std::filesystem::path& file) {
   return "this machine matches none of the targets " +
          text::printable(file.string(), text::message_limit) + " declares; the closest is " +
-         match.closest->name + ": " + match.why;
+         text::printable(match.closest->name) + ": " +
+         text::printable(match.why, text::message_limit);
 }
 
 }  // namespace
@@ -80,7 +79,7 @@ Status record_receipt(const probe::MachineFacts& facts, const std::string& toolk
                                      gpu.name, gpu.compute_capability.str(), facts.driver->version,
                                      toolkit, report_sha256, lock::set_digest(*stored)});
   if (auto written = lock::write_lock_file(path, *stored); !written) return written.error();
-  context.out << "recorded a receipt for target " << match.match->name << " ("
+  context.out << "recorded a receipt for target " << text::printable(match.match->name) << " ("
               << text::printable(gpu.name) << ", driver " << text::printable(facts.driver->version)
               << ") in " << text::printable(path.string(), text::message_limit) << '\n';
   return Ok{};

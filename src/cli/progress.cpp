@@ -52,7 +52,7 @@ void ProgressView::waiting_for_lock() {
 
 void ProgressView::lock_taken_over(const std::string& note) {
   std::lock_guard lock(mutex_);
-  notes_ << "note: " << note << '\n';
+  notes_ << "note: " << text::printable(note, text::message_limit) << '\n';
 }
 
 void ProgressView::archive_progress(size_t index, std::uint64_t done, std::uint64_t total) {

@@ -69,7 +69,7 @@ Result<std::vector<const manifest::CudaRelease*>> choose_releases(const DoctorFa
                                                                   const BootstrapRequest& request,
                                                                   Plan& plan) {
   resolve::Target target;
-  for (const auto& gpu : facts.machine.gpus) target.gpus.push_back(gpu.compute_capability);
+  target.gpus = probe::distinct_architectures(facts.machine.gpus);
   std::vector<std::string> specs = request.cuda;
   if (specs.empty()) specs.emplace_back("latest");
   std::vector<const manifest::CudaRelease*> releases;

@@ -1,6 +1,8 @@
 // PyTorch's CUDA build against the driver and the GPUs: torch brings its own CUDA runtime, so the
 // toolkit on the machine does not matter, but the driver and the architectures compiled in do.
 
+#include <algorithm>
+
 #include "core/text.hpp"
 #include "doctor/checks.hpp"
 #include "resolve/rules.hpp"
@@ -58,9 +60,13 @@ void check_arch_for_torch(const CheckInput& in, Finding& f, std::vector<std::str
         failures.push_back("torch has no kernels for GPU " + std::to_string(gpu.index) + " (" + sm +
                            "): \"no kernel image is available for execution on the device\"");
         break;
-      case resolve::Coverage::ptx_jit:
-        warnings.push_back("torch has only PTX for " + sm + ": kernels are JIT-compiled at start");
+      case resolve::Coverage::ptx_jit: {
+        auto warning = "torch has only PTX for " + sm + ": kernels are JIT-compiled at start";
+        // Said once for two GPUs of one architecture.
+        if (std::find(warnings.begin(), warnings.end(), warning) == warnings.end())
+          warnings.push_back(std::move(warning));
         break;
+      }
       default: break;
     }
   }

@@ -104,9 +104,12 @@ Finding check_gpu_arch(const CheckInput& in) {
     release = release_for(in.db, *in.active.toolkit->version);
   }
   std::vector<std::string> problems;
+  std::vector<Version> judged;  // two GPUs of one architecture: one problem, one fix
   for (const auto& gpu : gpus) {
     const auto sm = resolve::sm_name(gpu.compute_capability);
     f.evidence.push_back("GPU " + std::to_string(gpu.index) + ": " + gpu.name + " (" + sm + ")");
+    if (std::find(judged.begin(), judged.end(), gpu.compute_capability) != judged.end()) continue;
+    judged.push_back(gpu.compute_capability);
     if (auto problem = resolve::gpu_driver_problem(in.db, gpu.compute_capability, driver))
       problems.push_back(*problem);
     if (!release) continue;

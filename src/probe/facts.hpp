@@ -119,6 +119,9 @@ struct MachineFacts {
 };
 
 const char* to_string(DriverSource source);
+// The compute capabilities of `gpus`, each once, in the order the GPUs are numbered: a machine
+// with two H100s has one architecture (sm_90), and is listed, built and judged for it once.
+std::vector<Version> distinct_architectures(const std::vector<GpuFacts>& gpus);
 const char* to_string(ToolkitOrigin origin);
 
 }  // namespace cudaenv::probe

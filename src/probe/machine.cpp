@@ -1,5 +1,7 @@
 #include "probe/machine.hpp"
 
+#include <algorithm>
+
 #include "probe/compilers.hpp"
 #include "probe/cuda_env.hpp"
 #include "probe/driver.hpp"
@@ -25,6 +27,15 @@ MachineFacts probe_machine(const ProbeContext& context) {
   facts.env = probe_cuda_env(context.sysroot, context.env);
   facts.glibc_headers = probe_glibc_headers(context.sysroot);
   return facts;
+}
+
+std::vector<Version> distinct_architectures(const std::vector<GpuFacts>& gpus) {
+  std::vector<Version> archs;
+  for (const auto& gpu : gpus) {
+    if (std::find(archs.begin(), archs.end(), gpu.compute_capability) == archs.end())
+      archs.push_back(gpu.compute_capability);
+  }
+  return archs;
 }
 
 const char* to_string(DriverSource source) {

@@ -46,9 +46,9 @@ install::Store store_for(const Environment& env) {
   auto roots = system_roots(env);
   if (!roots) return store;
   for (const auto& root : *roots) {
-    const ownership::Subject subject{"system store", "", ""};
-    if (ownership::check_path(root, subject) && ownership::check_path(root / "toolkits", subject))
-      store.shared_roots.push_back(root);
+    // Its toolkits run and its cuDNN libraries are loaded: the same check as the user's own root
+    // (toolkits/, cudnn/), which probe applies to the system stores too.
+    if (ownership::check_data_root(root)) store.shared_roots.push_back(root);
   }
   return store;
 }

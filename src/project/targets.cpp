@@ -180,8 +180,10 @@ std::string target_mismatch_note(const std::vector<DeclaredTarget>& targets, con
   if (gpus.empty()) return driver_below_targets_note(targets, driver, file);
   const auto match = match_target(targets, driver, gpus);
   if (match.match != nullptr || match.closest == nullptr) return "";
+  // Target names and the reasons that quote them come from the .cudaenv: escaped for the terminal.
   return "this machine matches none of the targets " + file + " declares; the closest is " +
-         match.closest->name + ": " + match.why;
+         text::printable(match.closest->name) + ": " +
+         text::printable(match.why, text::message_limit);
 }
 
 TargetMatch match_target(const std::vector<DeclaredTarget>& targets,

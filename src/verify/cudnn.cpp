@@ -100,9 +100,9 @@ Result<CudnnSelection> locate_cudnn(const fs::path& path) {
   return selection;
 }
 
-Result<CudnnSelection> locate_installed_cudnn(const VersionSpec& spec, const fs::path& data_root,
+Result<CudnnSelection> locate_installed_cudnn(const VersionSpec& spec, const install::Store& store,
                                               int cuda_major) {
-  if (auto installed = project::installed_cudnn_match(spec, cuda_major, install::Store{data_root}))
+  if (auto installed = project::installed_cudnn_match(spec, cuda_major, store))
     return locate_cudnn(installed->path);
   return make_error(
       ErrorKind::not_found,

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "install/store.hpp"
 
 namespace cudaenv::verify {
 
@@ -24,9 +25,9 @@ struct CudnnSelection {
 Result<CudnnSelection> locate_cudnn(const std::filesystem::path& path);
 
 // A version spec instead of a path: the newest cuDNN cudaenv installed that matches it, built for
-// `cuda_major` (cudnn/<version>-cuda<major>/). ErrorKind::not_found names the install command.
-Result<CudnnSelection> locate_installed_cudnn(const VersionSpec& spec,
-                                              const std::filesystem::path& data_root,
+// `cuda_major` (cudnn/<version>-cuda<major>/), in the store's root or its system stores (the
+// root's wins on equal versions). ErrorKind::not_found names the install command.
+Result<CudnnSelection> locate_installed_cudnn(const VersionSpec& spec, const install::Store& store,
                                               int cuda_major);
 
 // CUDNN_VERSION as cudnnGetVersion() returns it: major*10000 + minor*100 + patch from cuDNN 9,

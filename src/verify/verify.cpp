@@ -1,5 +1,7 @@
 #include "verify/verify.hpp"
 
+#include <algorithm>
+
 #include "activate/toolkit_env.hpp"
 #include "install/store.hpp"
 #include "resolve/toolkit_identity.hpp"
@@ -10,9 +12,7 @@ namespace cudaenv::verify {
 namespace {
 
 std::vector<Version> gpu_architectures(const probe::MachineFacts& facts) {
-  std::vector<Version> archs;
-  for (const auto& gpu : facts.gpus) archs.push_back(gpu.compute_capability);
-  return archs;
+  return probe::distinct_architectures(facts.gpus);
 }
 
 Environment run_environment(const VerifyInputs& inputs, const SelectedToolkit& toolkit,
@@ -58,10 +58,14 @@ ClassifyContext classify_context(const Verification& verification, const VerifyI
   return context;
 }
 
-// The GPUs the frameworks must cover: those the program saw, else those probe saw.
+// The architectures the frameworks must cover, each once: those of the GPUs the program saw,
+// else those probe saw.
 std::vector<Version> gpus_to_cover(const Verification& verification, const VerifyInputs& inputs) {
   std::vector<Version> gpus;
-  for (const auto& gpu : verification.program.gpus) gpus.push_back(gpu.compute_capability);
+  for (const auto& gpu : verification.program.gpus) {
+    if (std::find(gpus.begin(), gpus.end(), gpu.compute_capability) == gpus.end())
+      gpus.push_back(gpu.compute_capability);
+  }
   return gpus.empty() ? gpu_architectures(inputs.facts) : gpus;
 }
 
@@ -102,7 +106,7 @@ Result<Verification> verify_toolkit(const VerifyRequest& request, const VerifyIn
     const auto spec = VersionSpec::parse(*request.cudnn);
     const bool by_spec = !std::filesystem::exists(*request.cudnn, ec) && spec.ok();
     auto cudnn = by_spec ? locate_installed_cudnn(
-                               *spec, inputs.cache_root.parent_path().parent_path(),
+                               *spec, inputs.store,
                                verification.toolkit.facts.version.value_or(Version{}).major())
                          : locate_cudnn(*request.cudnn);
     if (!cudnn) return cudnn.error();

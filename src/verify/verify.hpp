@@ -12,6 +12,7 @@
 #include "core/environment.hpp"
 #include "core/process.hpp"
 #include "core/sysroot.hpp"
+#include "install/store.hpp"
 #include "manifest/database.hpp"
 #include "probe/facts.hpp"
 #include "verify/build.hpp"
@@ -37,6 +38,9 @@ struct VerifyInputs {
   const Sysroot& sysroot;
   ProcessRunner& runner;
   std::filesystem::path cache_root;  // <data root>/cache/verify
+  // Where `--cudnn SPEC` looks: the data root, then the system stores behind it (the root wins on
+  // equal versions), as for toolkits.
+  install::Store store;
 };
 
 struct Verification {

@@ -2,7 +2,9 @@
 unprivileged user (uid 65534, its own HOME) sees them through CUDAENV_SYSTEM_ROOTS or the system
 config's system_roots in `list`, `exec`, `use` with the real bash hook, the shims,
 `verify` and `modules write`; the user's own install of an equal version wins; and nothing the user runs
-writes anything below the system store."""
+writes anything below the system store. cuDNN builds in a system store are used the same way:
+`list`, `exec`/the hook's LD_LIBRARY_PATH, `modules write` and `verify --cudnn` (or a .cudaenv's
+cudnn pin) find them."""
 
 import json
 import os
@@ -12,7 +14,7 @@ import sys
 from pathlib import Path
 
 from harness import BINARY, SKIP, case, check, clean_env, expect_error, finish, mirror_server, run
-from synthetic_mirror import toolkit_release
+from synthetic_mirror import cudnn_release, toolkit_release
 
 NOBODY = 65534
 
@@ -100,6 +102,61 @@ def a_user_sees_and_uses_a_read_only_system_store(tmp):
         mine = as_user(["exec", "--cuda", "12.4.1", "--", "sh", "-c", 'echo "$CUDA_HOME"'], env)
         check(mine.stdout.strip() == str(tmp / "home" / ".local" / "share" / "cudaenv" / "toolkits" / "12.4.1"),
               f"the user's root wins on an equal version: {mine}")
+        check(tree(system) == before, "nothing was written below the system store")
+
+
+@case
+def a_user_uses_cudnn_from_a_read_only_system_store(tmp):
+    setup(tmp)
+    cudnn_release(tmp / "mirror", "9.1.0", "9.1.0.70")
+    with mirror_server(tmp / "mirror") as (url, _):
+        system = tmp / "opt" / "cudaenv"
+        admin = clean_env(tmp / "admin-home", CUDAENV_ROOT=system)
+        run(["install", "12.4.1", "--cudnn", "9.1", "--mirror", url], admin, check_exit=0)
+        shared = system / "cudnn" / "9.1.0-cuda12"
+        before = tree(system)
+        env = user_env(tmp, CUDAENV_SYSTEM_ROOTS=str(system))
+        project = tmp / "home" / "project"
+        project.mkdir()
+        os.chown(project, NOBODY, NOBODY)
+
+        listed = as_user(["list", "--json"], env)
+        cudnn = [(c["version"], c["path"]) for c in json.loads(listed.stdout or "{}").get("cudnn", [])]
+        check(cudnn == [("9.1.0", str(shared))], f"list shows the system store's cuDNN: {listed}")
+        check(as_user(["use", "12.4", "--cudnn", "9.1"], env, cwd=project).returncode == 0, "use --cudnn")
+        ran = as_user(["exec", "--", "sh", "-c", 'echo "$LD_LIBRARY_PATH"'], env, cwd=project)
+        check(str(shared / "lib") in ran.stdout, f"the system cuDNN is on LD_LIBRARY_PATH: {ran}")
+        mods = as_user(["modules", "write", str(tmp / "home" / "modulefiles")], env)
+        check("wrote cudnn/9.1.0-cuda12.lua" in mods.stdout, f"a modulefile for the system cuDNN: {mods}")
+
+        # verify --cudnn SPEC, and the .cudaenv's cudnn pin, find the system cuDNN. This machine
+        # has no GPU and the synthetic nvcc builds nothing: verify says so (exit 7), and that the
+        # cuDNN library it chose was not checked. It is never "not installed" (exit 3).
+        for args in (["verify", "12.4", "--cudnn", "9.1"], ["verify"]):
+            shown = as_user(args, env, cwd=project)
+            check(shown.returncode == 7, f"{args}: exit {shown.returncode}, expected 7: {shown}")
+            check(f"cuDNN      {shared}/" in shown.stdout and "not checked" in shown.stdout,
+                  f"{args}: the cuDNN row names the system cuDNN and what was skipped: {shown}")
+            report = as_user([*args, "--json"], env, cwd=project)
+            library = (json.loads(report.stdout or "{}").get("cudnn") or {}).get("library", "")
+            check(library.startswith(str(shared) + "/"), f"{args} --json: the system cuDNN: {report}")
+
+        # A system store whose cudnn/ anyone could write is left out, as one whose toolkits/ is:
+        # verify would load libraries from it.
+        mode = (system / "cudnn").stat().st_mode
+        os.chmod(system / "cudnn", 0o777)
+        listed = as_user(["list", "--json"], env)
+        check(str(system) not in listed.stdout and listed.returncode == 0,
+              f"a store with a world-writable cudnn/ is not used: {listed}")
+        os.chmod(system / "cudnn", mode)
+
+        # The user's own cuDNN of the same version wins; the system store is never written to.
+        own = as_user(["install", "12.4.1", "--cudnn", "9.1", "--mirror", url], env)
+        check(own.returncode == 0, f"the user installs cuDNN 9.1 into their own root: {own.stderr}")
+        mine = tmp / "home" / ".local" / "share" / "cudaenv" / "cudnn" / "9.1.0-cuda12"
+        report = as_user(["verify", "12.4", "--cudnn", "9.1", "--json"], env, cwd=project)
+        library = (json.loads(report.stdout or "{}").get("cudnn") or {}).get("library", "")
+        check(library.startswith(str(mine) + "/"), f"the user's root wins on an equal version: {report}")
         check(tree(system) == before, "nothing was written below the system store")
 
 

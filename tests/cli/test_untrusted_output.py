@@ -1,16 +1,25 @@
 """Text that cudaenv prints from files and the network (a .cudaenv's values and keys, a mirror's
-manifest, a receipt) reaches the terminal with its control characters escaped and long values
-cut: no escape sequence (ESC, BEL, CSI) from a cloned repository or a mirror can retitle the
-window, clear the screen or forge output. JSON output stays valid JSON carrying the exact text."""
+manifest, a receipt, a copy of the compatibility database, a GPU's name, a compiler's error, a
+path from the environment) reaches the terminal with its control characters escaped and long
+values cut: no escape sequence (ESC, BEL, CSI, a bare carriage return) from a cloned repository,
+a mirror, the machine or a child process can retitle the window, clear the screen or forge
+output. JSON output stays valid JSON carrying the exact text."""
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
-from harness import BINARY, case, check, clean_env, finish, install_synthetic_toolkits, mirror_server
+from harness import (BINARY, FAKE_DRIVER, FIXTURES, case, check, clean_env, finish, fixture_machine,
+                     install_synthetic_toolkits, mirror_server)
+from synthetic_mirror import toolkit_release
 
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J"
 CONTROL_BYTES = (b"\x1b", b"\x07", b"\x9b")
+# What a child process or the machine may print: a window title, a screen clear, a bare carriage
+# return that would let the rest of a line overwrite its start.
+PLANTED = "\x1b]0;pwn\x07\x1b[2J\rFORGED"
+DEBIAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 def cudaenv(args, env, cwd):
@@ -23,6 +32,16 @@ def assert_escaped(proc, what, shown=b"\\x1b"):
         for byte in CONTROL_BYTES:
             check(byte not in data, f"{what}: raw {byte!r} reached {stream_name}: {data[:400]!r}")
     check(shown in proc.stdout + proc.stderr, f"{what}: escaped form {shown!r} not shown: {proc.stderr[:400]!r}")
+
+
+def assert_planted_escaped(proc, what):
+    """No byte of PLANTED reaches either stream raw (the carriage return included); its escaped
+    form is shown."""
+    for stream_name, data in (("stdout", proc.stdout), ("stderr", proc.stderr)):
+        for byte in (*CONTROL_BYTES, b"\r"):
+            check(byte not in data, f"{what}: raw {byte!r} reached {stream_name}: {data[:600]!r}")
+    check(b"\\x1b]0;pwn\\x07\\x1b[2J\\rFORGED" in proc.stdout + proc.stderr,
+          f"{what}: the escaped form is shown: {(proc.stdout + proc.stderr)[:600]!r}")
 
 
 def toml_escaped(text):
@@ -136,6 +155,111 @@ def a_hostile_receipt_is_shown_escaped_and_json_stays_json(tmp):
     listed = json.loads(proc.stdout)
     variants = [item["variant"] for item in listed["cudnn"]]
     check(variants == ["cuda12" + HOSTILE], f"list --json carries the exact text, JSON-escaped: {variants}")
+
+
+def planted_sh(text):
+    """PLANTED inside a single-quoted sh word: the script carries the raw bytes."""
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def stand_in_toolkit(prefix):
+    """CUDA 13.0.2 whose nvcc, with FAIL_COMPILE set, fails with PLANTED in its error; otherwise it
+    writes a program that reports, as the device query does, a GPU named with PLANTED and a CUDA
+    error whose message carries it (tests/fixtures/toolkits/no-kernel-image, made hostile)."""
+    shutil.copytree(FIXTURES / "toolkits" / "no-kernel-image", prefix, symlinks=True)
+    gpu = planted_sh(f"gpu index=0 cc=9.0 sms=132 memory=85520809984 name=NVIDIA H100{PLANTED}")
+    error = planted_sh("error call=transform<<<1024,256>>> code=209 error_name=cudaErrorNoKernelImageForDevice "
+                       f"message=no kernel image is available{PLANTED}")
+    nvcc = prefix / "bin" / "nvcc"
+    nvcc.write_text(
+        "#!/bin/sh\n"
+        'case "$1" in --version) echo "Cuda compilation tools, release 13.0, V13.0.88"; exit 0 ;; esac\n'
+        'out=""\n'
+        'while [ $# -gt 0 ]; do [ "$1" = -o ] && { out="$2"; shift; }; shift; done\n'
+        'if [ -n "$FAIL_COMPILE" ]; then\n'
+        f"  echo {planted_sh('device_query.cu(1): error: ' + PLANTED)} >&2\n"
+        "  exit 2\n"
+        "fi\n"
+        "{\n"
+        "  echo '#!/bin/sh'\n"
+        "  echo 'echo \"versions driver=13000 runtime=13000\"'\n"
+        "  echo 'echo \"devices count=1\"'\n"
+        f"  echo \"echo {gpu.replace(chr(34), '')}\"\n"
+        f"  echo \"echo {error.replace(chr(34), '')}\"\n"
+        "  echo 'echo \"done status=failed\"'\n"
+        "  echo 'exit 1'\n"
+        '} > "$out"\n'
+        'chmod +x "$out"\n')
+    nvcc.chmod(0o755)
+
+
+@case
+def verify_shows_gpu_names_compiler_errors_and_paths_escaped(tmp):
+    if not FAKE_DRIVER:
+        print("note: no fake driver library: verify's case needs a fixture machine")
+        return
+    machine = fixture_machine("dgx-h100-580", tmp / "machines")
+    for ini in machine.rglob("fake-driver.ini"):  # the driver's own GPU name, as NVML reports it
+        ini.write_bytes(ini.read_bytes().replace(b"gpu=NVIDIA H100", ("gpu=NVIDIA H100" + HOSTILE).encode()))
+    root = tmp / ("root" + PLANTED)  # CUDAENV_ROOT, from the environment
+    stand_in_toolkit(root / "toolkits" / "13.0.2")
+    (tmp / "home").mkdir()
+    env = clean_env(tmp / "home", CUDAENV_SYSROOT=machine, CUDAENV_ROOT=root, PATH=DEBIAN_PATH)
+    failed = cudaenv(["verify", "13.0"], {**env, "FAIL_COMPILE": "1"}, tmp)
+    check(failed.returncode == 7 and b"compile_failed" in failed.stdout, f"a failed compile: {failed}")
+    assert_planted_escaped(failed, "verify with a failing compile")
+    ran = cudaenv(["verify", "13.0"], env, tmp)
+    check(ran.returncode == 7 and b"no_kernel_image" in ran.stdout, f"the program ran: {ran}")
+    assert_planted_escaped(ran, "verify with a hostile GPU name")
+    report = json.loads(cudaenv(["verify", "13.0", "--json"], env, tmp).stdout)
+    check(report["gpus"][0]["name"] == "NVIDIA H100" + PLANTED, f"--json carries the exact name: {report['gpus']}")
+    # The names NVML reports, the root's path: every command that shows them escapes them.
+    for args in (["list"], ["info"], ["scan", str(tmp / "home")]):
+        shown = cudaenv(args, env, tmp)
+        for byte in (*CONTROL_BYTES, b"\r"):
+            check(byte not in shown.stdout + shown.stderr, f"cudaenv {args[0]}: raw {byte!r}: {shown.stdout[:600]!r}")
+        check(b"\\x1b" in shown.stdout, f"cudaenv {args[0]} shows the escaped form: {shown.stdout[:600]!r}")
+
+
+@case
+def a_hostile_store_path_is_shown_escaped_by_install_and_list(tmp):
+    toolkit_release(tmp / "mirror", "12.4.1", "12.4.131")
+    env = clean_env(tmp / "home", CUDAENV_ROOT=tmp / ("root" + PLANTED), CUDAENV_HTTP_ATTEMPTS=1)
+    with mirror_server(tmp / "mirror") as (url, _):
+        installed = cudaenv(["install", "12.4.1", "--mirror", url], env, tmp)
+        check(installed.returncode == 0, f"install: {installed.stderr!r}")
+        assert_planted_escaped(installed, "install into a root named with escapes")
+        again = cudaenv(["install", "12.4.1", "--mirror", url], env, tmp)
+        assert_planted_escaped(again, "install of what is already installed")
+    assert_planted_escaped(cudaenv(["list"], env, tmp), "list of that root")
+    project = tmp / "project"
+    project.mkdir()
+    used = cudaenv(["use", "12.4"], env, project)
+    assert_planted_escaped(used, "use")
+    assert_planted_escaped(cudaenv(["list"], env, project), "list with the active toolkit marked")
+
+
+@case
+def a_hostile_database_copy_is_shown_escaped_by_resolve_use_and_pip_args(tmp):
+    """A frameworks.toml in the data root (placed by hand, or how a mirror's `db update` could
+    read) whose PyTorch index URL carries escape sequences."""
+    root = tmp / "root"
+    (root / "manifests").mkdir(parents=True)
+    source = Path(__file__).resolve().parents[2] / "manifests" / "frameworks.toml"
+    text = source.read_text().replace('revision = "', 'revision = "9', 1)
+    text = text.replace('index_url = "https://download.pytorch.org/whl/{tag}"',
+                        f'index_url = "https://download.pytorch.org/whl/{{tag}}{toml_escaped(PLANTED)}"')
+    (root / "manifests" / "frameworks.toml").write_text(text)
+    env = clean_env(tmp / "home", CUDAENV_ROOT=root)
+    resolved = cudaenv(["resolve", "--no-detect", "--cuda", "12.6", "--torch", "2.8"], env, tmp)
+    check(resolved.returncode == 0 and b"--index-url" in resolved.stdout, f"resolve: {resolved}")
+    assert_planted_escaped(resolved, "resolve with a hostile index URL")
+    project = tmp / "project"
+    project.mkdir()
+    used = cudaenv(["use", "12.6", "--torch", "2.8"], env, project)
+    check(b"--index-url" in used.stdout, f"use prints the pinned framework's install line: {used}")
+    assert_planted_escaped(used, "use --torch with a hostile index URL")
+    assert_planted_escaped(cudaenv(["pip-args"], env, project), "pip-args with a hostile index URL")
 
 
 finish()
