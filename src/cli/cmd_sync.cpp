@@ -73,8 +73,8 @@ Result<lock::LockFile> lock_to_sync(const LockProject& project, const SyncOption
       lock::project_differences(*stored, lock::request_of(project.pins), project.pins.targets);
   if (found.empty()) return stored;
   for (const auto& line : found)
-    context.out << "  " << text::printable(line, text::message_limit) << '
-'; return write_project_lock(project, setup, context);
+    context.out << "  " << text::printable(line, text::message_limit) << '\n';
+  return write_project_lock(project, setup, context);
 }
 
 // Every archive of every plan, downloaded and checked against the lock before any prefix is
