@@ -125,7 +125,27 @@ Status move_into(const fs::path& from, const fs::path& prefix) {
   return Ok{};
 }
 
+// The get script with the mirror's URL in place of its empty `baked_mirror=''` line.
+Result<std::string> with_baked_url(std::string_view script, const std::string& url) {
+  constexpr std::string_view marker = "\nbaked_mirror=''\n";
+  const auto at = script.find(marker);
+  if (at == std::string_view::npos)
+    return make_error(ErrorKind::failure, "the embedded get-cudaenv has no baked_mirror line",
+                      "rebuild cudaenv from an unmodified scripts/get-cudaenv");
+  return std::string(script.substr(0, at)) + "\nbaked_mirror='" + url + "'\n" +
+         std::string(script.substr(at + marker.size()));
+}
+
 }  // namespace
+
+Result<std::string> checked_public_url(const std::string& url) {
+  static const std::regex allowed(R"(https?://[A-Za-z0-9._~:/?#\[\]@!$&()*+,;=%-]+)");
+  std::string trimmed = url;
+  while (!trimmed.empty() && trimmed.back() == '/') trimmed.pop_back();
+  if (trimmed.size() < 2048 && std::regex_match(trimmed, allowed)) return trimmed;
+  return make_error(ErrorKind::usage, "--url: " + shown(url) + " is not an http:// or https:// URL",
+                    "give the URL the mirror is served at, e.g. --url http://mirror.lan/cuda");
+}
 
 Result<Version> bundle_version(std::string_view file_name, std::string_view flag) {
   std::match_results<std::string_view::const_iterator> match;
@@ -150,7 +170,13 @@ Result<BundleRelease> parse_latest_bundle(std::string_view text, const std::stri
 }
 
 Result<BundleRelease> publish_bundle(const fs::path& dir, const fs::path& bundle,
-                                     std::string_view get_script) {
+                                     std::string_view get_script, const std::string& public_url) {
+  std::string script(get_script);
+  if (!public_url.empty()) {
+    auto baked = with_baked_url(get_script, public_url);
+    if (!baked) return baked.error();
+    script = std::move(*baked);
+  }
   auto version = bundle_version(bundle.filename().string(), "--with-cudaenv");
   if (!version) return version.error();
   auto front = holds_front_program(bundle);
@@ -168,8 +194,7 @@ Result<BundleRelease> publish_bundle(const fs::path& dir, const fs::path& bundle
   if (ec)
     return make_error(ErrorKind::failure, "cannot copy the bundle into " +
                                               shown(releases.string()) + ": " + ec.message());
-  if (auto written = write_file(dir / "cudaenv" / "get", get_script); !written)
-    return written.error();
+  if (auto written = write_file(dir / "cudaenv" / "get", script); !written) return written.error();
   const std::string line = *sha256 + "  " + bundle.filename().string() + "\n";
   if (auto written = write_file(dir / "cudaenv" / "latest-linux-x86_64", line); !written)
     return written.error();

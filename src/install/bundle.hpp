@@ -31,10 +31,17 @@ Result<BundleRelease> parse_latest_bundle(std::string_view text, const std::stri
 // `mirror create --with-cudaenv BUNDLE`: checks that BUNDLE is a release bundle (its name, and a
 // bin/cudaenv inside), copies it into <dir>/cudaenv/releases/, writes its sha256 line as
 // cudaenv/latest-linux-x86_64 (last, so the mirror never names a bundle that is not there) and
-// `get_script` as cudaenv/get.
+// `get_script` as cudaenv/get, with `public_url` (when not empty) written into its
+// `baked_mirror=''` line, so that `curl -fsSL URL/cudaenv/get | sh` needs no argument.
 Result<BundleRelease> publish_bundle(const std::filesystem::path& dir,
                                      const std::filesystem::path& bundle,
-                                     std::string_view get_script);
+                                     std::string_view get_script,
+                                     const std::string& public_url = {});
+
+// `mirror create --url URL`: the URL a mirror is served at, as the get script may hold it
+// between single quotes: http(s):// and URL characters only (no quote, blank or control
+// character), trailing slashes dropped. A usage error naming --url otherwise.
+Result<std::string> checked_public_url(const std::string& url);
 
 // The bundle installation the running cudaenv-full belongs to: <prefix>/libexec/cudaenv/
 // cudaenv-full beside <prefix>/bin/cudaenv. An error when it runs from anywhere else (a build
