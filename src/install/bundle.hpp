@@ -43,15 +43,10 @@ Result<BundleRelease> publish_bundle(const std::filesystem::path& dir,
 // character), trailing slashes dropped. A usage error naming --url otherwise.
 Result<std::string> checked_public_url(const std::string& url);
 
-// The bundle installation the running cudaenv-full belongs to: <prefix>/libexec/cudaenv/
-// cudaenv-full beside <prefix>/bin/cudaenv. An error when it runs from anywhere else (a build
-// tree): self-update has nothing it may replace there.
-Result<std::filesystem::path> running_bundle_prefix(const std::filesystem::path& executable);
-
 // Downloads the bundle `release` names from `mirror`, checks its sha256 (a mismatch is an
-// integrity error, and nothing is replaced), unpacks it beside `prefix` and renames each of
-// its files over the installed one: every rename is atomic, and bin/cudaenv goes last, so a
-// cudaenv started meanwhile runs the old programs or the new ones, never a missing file.
+// integrity error, and nothing is replaced), unpacks it inside bundle_directory(prefix) and
+// switches the installation to it in one step (install/bundle_switch.hpp): a cudaenv started at
+// any instant runs the old release's programs or the new one's, never a mix.
 Status install_bundle(const std::string& mirror, const BundleRelease& release,
                       const std::filesystem::path& prefix, const fetch::FetchOptions& options);
 

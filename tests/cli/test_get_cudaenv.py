@@ -3,6 +3,7 @@ sha256 line and scripts/get-cudaenv as cudaenv/get; that script, run by dash (a 
 as `curl -fsSL $MIRROR/cudaenv/get | sh -s -- $MIRROR PREFIX`, installs a cudaenv that runs
 into an empty prefix, and refuses a bundle whose checksum does not match."""
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -42,7 +43,10 @@ def get_cudaenv_installs_the_mirrors_bundle_into_an_empty_prefix(tmp):
     check(version.returncode == 0 and version.stdout.startswith("cudaenv "), f"it runs: {version!r}")
     info = subprocess.run([str(prefix / "bin/cudaenv"), "list"], env=env, capture_output=True, text=True)
     check(info.returncode == 0, f"the full program is found beside it: {info.stderr!r}")
-    check(not list(prefix.glob(".cudaenv-get.*")), "no temporary directory is left")
+    check(not list(prefix.rglob(".get-*")), "no temporary directory is left")
+    check(os.readlink(prefix / "bin/cudaenv") == "../lib/cudaenv-bundle/current/bin/cudaenv"
+          and (prefix / "lib/cudaenv-bundle/current/libexec/cudaenv/cudaenv-full").is_file(),
+          "the layout self-update switches in one step: the tree in lib/cudaenv-bundle/current, linked")
 
 
 @case
