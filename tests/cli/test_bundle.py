@@ -204,14 +204,16 @@ def a_generated_apptainer_definitions_post_with_a_lock_runs_in_a_minimal_root(tm
     # %environment, sourced as apptainer does; then cudaenv itself, in the image, agrees with it.
     exports = "\n".join(section(recipe.stdout, "environment"))
     used = minbase_root.run(root, f"{exports}\ncd /project && nvcc --version && echo \"LD=$LD_LIBRARY_PATH\" && "
-                                  "cudaenv env --shell json", base)
+                                  "env > /tmp/image.env && cudaenv env --shell json", base)
     print(f"--- in the image's environment\n{used.stdout}{used.stderr}", end="")
     check(used.returncode == 0 and "V12.4.131" in used.stdout, "nvcc on the image's PATH is the locked toolkit's")
     ld = re.search(r"^LD=(.*)$", used.stdout, re.M)
     check(ld is not None and ld.group(1) == "/opt/cudaenv/data/toolkits/12.4.1/lib64:/opt/cudaenv/data/cudnn/9.1.0-cuda12/lib",
           f"the toolkit's and the cuDNN's libraries, no empty entry: {ld and ld.group(1)!r}")
     computed = json.loads(used.stdout[used.stdout.index("{"):]) if "{" in used.stdout else {}
-    exported = dict(re.findall(r'^export (\w+)="([^"]*)"$', exports, re.M))
+    names = re.findall(r'^export (\w+)=', exports, re.M)
+    image_env = dict(line.split("=", 1) for line in (root / "tmp/image.env").read_text().splitlines() if "=" in line)
+    exported = {name: image_env.get(name) for name in names}
     differing = {name: (value, computed.get(name)) for name, value in exported.items()
                  if name in computed and computed[name] is not None and name != "PATH" and value != computed[name]}
     check(computed and not differing and computed.get("CUDA_HOME") == exported.get("CUDA_HOME"),
