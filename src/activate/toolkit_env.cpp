@@ -33,6 +33,14 @@ std::string prepend_entry(std::string_view list, const std::string& entry,
 
 std::map<std::string, std::string> toolkit_variables(const Environment& current,
                                                      const ToolkitPrefix& toolkit) {
+  return toolkit_variables(
+      current, toolkit,
+      choose_host_compiler(current, toolkit.path, toolkit.host_compiler, toolkit.version));
+}
+
+std::map<std::string, std::string> toolkit_variables(const Environment& current,
+                                                     const ToolkitPrefix& toolkit,
+                                                     const HostCompilerChoice& host) {
   const std::string& prefix = toolkit.path;
   // A toolkit cudaenv activated earlier is recognised by CUDAENV_ACTIVE; its directories go.
   std::vector<std::string> previous_bin, previous_lib;
@@ -56,7 +64,6 @@ std::map<std::string, std::string> toolkit_variables(const Environment& current,
       {"PATH", prepend_entry(current.get("PATH").value_or(""), prefix + "/bin", previous_bin)},
       {"LD_LIBRARY_PATH", library_path},
   };
-  const auto host = choose_host_compiler(current, prefix, toolkit.host_compiler, toolkit.version);
   for (auto& [name, value] : host_compiler_variables(current, host)) variables[name] = value;
   return variables;
 }

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "activate/host_compiler.hpp"
 #include "core/environment.hpp"
 
 namespace cudaenv::activate {
@@ -28,6 +29,11 @@ struct ToolkitPrefix {
 // stack.
 std::map<std::string, std::string> toolkit_variables(const Environment& current,
                                                      const ToolkitPrefix& toolkit);
+// The same with the host compiler already chosen: for an environment that is not this machine's
+// (a container recipe), where `current`'s PATH names no file here.
+std::map<std::string, std::string> toolkit_variables(const Environment& current,
+                                                     const ToolkitPrefix& toolkit,
+                                                     const HostCompilerChoice& host);
 
 // `current` with toolkit_variables applied: the environment a child process gets.
 Environment toolkit_environment(const Environment& current, const ToolkitPrefix& toolkit);

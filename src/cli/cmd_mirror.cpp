@@ -92,16 +92,26 @@ Status mirror_from_index(const MirrorOptions& options, const std::string& produc
 
 // --with-cudaenv: the release bundle, its sha256 line and the get-cudaenv script.
 Status publish_cudaenv(const MirrorOptions& options, Context& context) {
+  std::string url;
+  if (!options.public_url.empty()) {
+    auto checked = install::checked_public_url(options.public_url);
+    if (!checked) return checked.error();
+    url = *checked;
+  }
   auto published = install::publish_bundle(options.directory, options.bundle,
-                                           install::embedded_get_script().front().text);
+                                           install::embedded_get_script().front().text, url);
   if (!published) return published.error();
   context.out << "published cudaenv " << published->version.str() << " ("
               << text::printable(published->file_name) << ") into "
               << text::printable((std::filesystem::path(options.directory) / "cudaenv").string(),
                                  text::message_limit)
               << '\n';
-  notes(context) << "install it on a machine with: curl -fsSL <its URL>/cudaenv/get | sh -s -- "
-                    "<its URL>\n";
+  if (url.empty())
+    notes(context) << "install it on a machine with: curl -fsSL <its URL>/cudaenv/get | sh -s -- "
+                      "<its URL> (or make the mirror with --url URL: then | sh alone)\n";
+  else
+    notes(context) << "install it on a machine with: curl -fsSL "
+                   << text::printable(url, text::message_limit) << "/cudaenv/get | sh\n";
   return Ok{};
 }
 
@@ -110,6 +120,9 @@ Status run_mirror_create(const MirrorOptions& options, Context& context) {
   if (!setup) return setup.error();
   auto platform = install::detect_platform(context.sysroot);
   if (!platform) return platform.error();
+  if (!options.public_url.empty() && options.bundle.empty())
+    return make_error(ErrorKind::usage, "--url: only the get script of --with-cudaenv uses it",
+                      "add --with-cudaenv BUNDLE, or leave --url out");
   if (options.cuda.empty() && options.cudnn.empty() && options.bundle.empty()) {
     return make_error(ErrorKind::usage, "mirror create: nothing to mirror",
                       "name --cuda VERSION, --cudnn VERSION and/or --with-cudaenv BUNDLE");
@@ -162,6 +175,9 @@ void add_mirror_command(CLI::App& app, Context& context, Outcome& outcome) {
                      "minimal, full (default) or a comma-separated list");
   create->add_option("--with-cudaenv", options->bundle,
                      "Also serve this cudaenv release bundle (scripts/package) and get-cudaenv");
+  create->add_option("--url", options->public_url,
+                     "The URL the mirror will be served at, written into its cudaenv/get so that "
+                     "curl -fsSL URL/cudaenv/get | sh needs no argument");
   add_download_flags(*create, options->download);
   add_source_flags(*create, options->download);
   create->callback(

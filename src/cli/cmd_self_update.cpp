@@ -1,11 +1,12 @@
 // `cudaenv self-update [--force] [--mirror URL]`: replaces the running release bundle with the
-// newer one the mirror serves (install/bundle.hpp), sha256-checked, file by file atomically.
+// newer one the mirror serves (install/bundle.hpp), sha256-checked, switched in one step.
 
 #include "cli/commands.hpp"
 #include "cli/terminal.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "install/bundle.hpp"
+#include "install/bundle_switch.hpp"
 
 #ifndef CUDAENV_VERSION_STRING
 #define CUDAENV_VERSION_STRING "unknown"

@@ -83,6 +83,7 @@ struct MirrorOptions {
   std::string components = "full";
   DownloadFlags download;  // --mirror is the upstream here
   std::string bundle;      // --with-cudaenv: a release bundle to serve too
+  std::string public_url;  // --url: where the mirror is served, baked into its get script
 };
 void add_mirror_command(CLI::App& app, Context& context, Outcome& outcome);
 // `cudaenv self-update`: the newer release bundle from the mirror, in place of this one.

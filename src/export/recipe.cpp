@@ -7,7 +7,10 @@
 #include "core/text.hpp"
 #include "lock/lock_file.hpp"
 #include "project/project_file.hpp"
+#include "project/schema.hpp"
 #include "project/targets.hpp"
+#include "resolve/resolver.hpp"
+#include "resolve/rules.hpp"
 
 namespace cudaenv::recipes {
 
@@ -19,14 +22,64 @@ namespace {
 // a spec such as ">=12.1,<12.5" one word for the shell.
 std::string quoted(const std::string& word) { return "'" + word + "'"; }
 
-Result<std::string> locked_toolkit(const fs::path& lock_path) {
+// The lock's toolkit, cuDNN and CUDAHOSTCXX. Its versions become paths in the image: each must
+// parse as a release (a cuDNN variant as cudaN).
+Status plan_from_lock(const fs::path& lock_path, RecipePlan& plan) {
   auto lock = lock::read_lock_file(lock_path);
   if (!lock) return lock.error();
-  if (!Version::parse(lock->toolkit.version))
+  const auto bad = [&](const std::string& field) {
     return make_error(ErrorKind::failure,
-                      lock_path.string() + ": toolkit.version is not a release version",
+                      text::printable(lock_path.string(), text::message_limit) + ": " + field +
+                          " is not a release version",
                       "run cudaenv lock to write it again");
-  return lock->toolkit.version;
+  };
+  if (!Version::parse(lock->toolkit.version)) return bad("toolkit.version");
+  plan.toolkit = lock->toolkit.version;
+  if (lock->cudnn) {
+    const auto& variant = lock->cudnn->cuda_variant;
+    if (!Version::parse(lock->cudnn->version)) return bad("cudnn.version");
+    if (!text::starts_with(variant, "cuda") || variant.size() < 5 ||
+        variant.find_first_not_of("0123456789", 4) != std::string::npos)
+      return bad("cudnn.cuda_variant");
+    plan.cudnn = lock->cudnn->version;
+    plan.cudnn_variant = variant;
+  }
+  for (const auto& [name, target] : lock->targets) {
+    if (plan.host_compiler.empty() && project::is_host_compiler_name(target.cudahostcxx))
+      plan.host_compiler = target.cudahostcxx;
+  }
+  return Ok{};
+}
+
+// Without a lock: the newest cuDNN the database pairs with the image's toolkit.
+Status plan_cudnn(const VersionSpec& spec, const manifest::Database& db,
+                  const fs::path& project_file, RecipePlan& plan) {
+  resolve::Request request;
+  request.cuda = VersionSpec::parse(plan.toolkit).value();
+  request.cudnn = spec;
+  const auto resolution = resolve::resolve_without_suggestions(db, resolve::Target{}, request);
+  if (!resolution.ok() || resolution.best().cudnn == nullptr)
+    return make_error(ErrorKind::not_found,
+                      text::printable(project_file.string(), text::message_limit) +
+                          ": no cuDNN release the database knows matches cudnn = \"" + spec.str() +
+                          "\" for CUDA " + plan.toolkit,
+                      "pin one that `cudaenv resolve --cuda " + plan.toolkit +
+                          "` lists, or write a lock with cudaenv lock");
+  plan.cudnn = resolution.best().cudnn->version.str();
+  plan.cudnn_variant = "cuda" + std::to_string(Version::parse(plan.toolkit)->major());
+  return Ok{};
+}
+
+// A toolkit that refuses the image's g++ (Ubuntu 24.04's 13) builds with the newest it accepts.
+constexpr int image_gcc_major = 13;
+
+void plan_host_compiler(const project::ProjectFile& file, const manifest::Database& db,
+                        RecipePlan& plan) {
+  if (!file.host_compiler.empty()) plan.host_compiler = file.host_compiler;
+  if (!plan.host_compiler.empty()) return;
+  const auto too_new = resolve::gcc_too_new(
+      db, *Version::parse(plan.toolkit), Version::parse(std::to_string(image_gcc_major)).value());
+  if (too_new) plan.host_compiler = "g++-" + std::to_string(*too_new);
 }
 
 Result<std::string> newest_known(const VersionSpec& spec, const manifest::Database& db,
@@ -67,56 +120,29 @@ std::vector<std::string> declared_archs(const project::ProjectFile& file) {
   return archs;
 }
 
-std::string joined(const std::vector<std::string>& items, bool digits) {
-  std::string out;
-  for (const auto& item : items) {
-    if (!out.empty()) out += ';';
-    out += digits ? project::arch_digits(*Version::parse(item)) : item;
-  }
-  return out;
-}
-
-std::string toolkit_dir(const RecipePlan& plan) {
-  return std::string(image_data_root) + "/toolkits/" + plan.toolkit;
-}
-
 // The install steps, as shell lines: the bundle from the mirror, then the toolkit.
 std::vector<std::string> install_lines(const RecipePlan& plan, const std::string& mirror) {
   const std::string cudaenv = std::string(image_prefix) + "/bin/cudaenv";
   std::vector<std::string> lines = {
       "command -v curl >/dev/null || { apt-get update && apt-get install -y "
-      "--no-install-recommends curl ca-certificates && rm -rf /var/lib/apt/lists/*; }",
-      "curl -fsSL \"" + mirror + "/cudaenv/get\" | sh -s -- \"" + mirror + "\" " + image_prefix};
+      "--no-install-recommends curl ca-certificates && rm -rf /var/lib/apt/lists/*; }"};
+  if (!plan.host_compiler.empty())
+    lines.push_back("command -v " + plan.host_compiler +
+                    " >/dev/null || { apt-get update && apt-get install -y "
+                    "--no-install-recommends " +
+                    plan.host_compiler + " && rm -rf /var/lib/apt/lists/*; }");
+  lines.push_back("curl -fsSL \"" + mirror + "/cudaenv/get\" | sh -s -- \"" + mirror + "\" " +
+                  image_prefix);
   std::string install = "cd " + std::string(image_project_dir) + " && CUDAENV_MIRROR=\"" + mirror +
                         "\" CUDAENV_ROOT=" + image_data_root + " " + cudaenv;
   if (plan.locked) {
     install += " sync --frozen";
   } else {
     install += " install " + quoted(plan.toolkit);
-    if (!plan.cudnn_spec.empty()) install += " --cudnn " + quoted(plan.cudnn_spec);
+    if (!plan.cudnn.empty()) install += " --cudnn " + quoted(plan.cudnn);
   }
   lines.push_back(install);
   return lines;
-}
-
-// NAME=value pairs the image's environment holds.
-std::vector<std::pair<std::string, std::string>> environment(const RecipePlan& plan) {
-  const auto dir = toolkit_dir(plan);
-  std::vector<std::pair<std::string, std::string>> vars = {
-      {"CUDAENV_ROOT", image_data_root},
-      {"CUDA_HOME", dir},
-      {"CUDA_PATH", dir},
-      {"CUDAToolkit_ROOT", dir},
-      {"CUDACXX", dir + "/bin/nvcc"},
-      {"CUDAENV_ACTIVE", plan.toolkit},
-      {"PATH", dir + "/bin:" + image_prefix + "/bin:$PATH"},
-      {"LD_LIBRARY_PATH", dir + "/lib64"},
-      {"NVIDIA_REQUIRE_CUDA", plan.require_cuda}};
-  if (!plan.archs.empty()) {
-    vars.emplace_back("TORCH_CUDA_ARCH_LIST", joined(plan.archs, false));
-    vars.emplace_back("CMAKE_CUDA_ARCHITECTURES", joined(plan.archs, true));
-  }
-  return vars;
 }
 
 std::string header(const RecipePlan& plan, const std::string& what) {
@@ -146,11 +172,18 @@ Result<RecipePlan> plan_recipe(const fs::path& project_file, const manifest::Dat
   std::error_code ec;
   const auto lock_path = lock::lock_path_for(project_file);
   plan.locked = fs::exists(lock_path, ec);
-  auto toolkit =
-      plan.locked ? locked_toolkit(lock_path) : newest_known(*file->cuda, db, project_file);
-  if (!toolkit) return toolkit.error();
-  plan.toolkit = *toolkit;
-  if (file->cudnn) plan.cudnn_spec = file->cudnn->str();
+  if (plan.locked) {
+    if (auto read = plan_from_lock(lock_path, plan); !read) return read.error();
+  } else {
+    auto toolkit = newest_known(*file->cuda, db, project_file);
+    if (!toolkit) return toolkit.error();
+    plan.toolkit = *toolkit;
+    if (file->cudnn) {
+      if (auto cudnn = plan_cudnn(*file->cudnn, db, project_file, plan); !cudnn)
+        return cudnn.error();
+    }
+  }
+  plan_host_compiler(*file, db, plan);
   plan.archs = declared_archs(*file);
   set_requirement(plan, db);
   return plan;
@@ -166,7 +199,7 @@ std::string render_dockerfile(const RecipePlan& plan) {
       << (plan.locked ? " .cudaenv.lock" : "") << " ./\n";
   for (const auto& line : install_lines(plan, "${CUDAENV_MIRROR}")) out << "RUN " << line << '\n';
   out << "# The environment the cudaenv shell hook sets for CUDA " << plan.toolkit << ".\n";
-  for (const auto& [name, value] : environment(plan))
+  for (const auto& [name, value] : image_environment(plan))
     out << "ENV " << name << "=\"" << value << "\"\n";
   out << "HEALTHCHECK CMD " << image_prefix << "/bin/cudaenv verify >/dev/null || exit 1\n";
   return out.str();
@@ -185,7 +218,7 @@ std::string render_apptainer(const RecipePlan& plan) {
   for (const auto& line : install_lines(plan, "{{ CUDAENV_MIRROR }}"))
     out << "    " << line << '\n';
   out << "\n%environment\n";
-  for (const auto& [name, value] : environment(plan))
+  for (const auto& [name, value] : image_environment(plan))
     out << "    export " << name << "=\"" << value << "\"\n";
   out << "\n%test\n    " << image_prefix << "/bin/cudaenv verify\n";
   return out.str();

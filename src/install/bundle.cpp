@@ -4,13 +4,13 @@
 #include <archive_entry.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <regex>
 #include <vector>
 
 #include "core/text.hpp"
+#include "install/bundle_switch.hpp"
 #include "install/extract.hpp"
 
 namespace cudaenv::install {
@@ -103,29 +103,27 @@ Status unpack(const fs::path& tarball, const fs::path& into, const std::string& 
   return Ok{};
 }
 
-// Renames every file below `from` to the same place below `prefix`, bin/cudaenv last.
-Status move_into(const fs::path& from, const fs::path& prefix) {
-  std::vector<fs::path> files;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(from, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    if (!it->is_directory()) files.push_back(fs::relative(it->path(), from));
-  }
-  if (ec) return make_error(ErrorKind::failure, "cannot read " + shown(from.string()));
-  std::stable_partition(files.begin(), files.end(),
-                        [](const fs::path& file) { return file != "bin/cudaenv"; });
-  for (const auto& file : files) {
-    fs::create_directories((prefix / file).parent_path(), ec);
-    fs::rename(from / file, prefix / file, ec);
-    if (ec)
-      return make_error(ErrorKind::failure,
-                        "cannot replace " + shown((prefix / file).string()) + ": " + ec.message(),
-                        "make " + shown(prefix.string()) + " writable and run self-update again");
-  }
-  return Ok{};
+// The get script with the mirror's URL in place of its empty `baked_mirror=''` line.
+Result<std::string> with_baked_url(std::string_view script, const std::string& url) {
+  constexpr std::string_view marker = "\nbaked_mirror=''\n";
+  const auto at = script.find(marker);
+  if (at == std::string_view::npos)
+    return make_error(ErrorKind::failure, "the embedded get-cudaenv has no baked_mirror line",
+                      "rebuild cudaenv from an unmodified scripts/get-cudaenv");
+  return std::string(script.substr(0, at)) + "\nbaked_mirror='" + url + "'\n" +
+         std::string(script.substr(at + marker.size()));
 }
 
 }  // namespace
+
+Result<std::string> checked_public_url(const std::string& url) {
+  static const std::regex allowed(R"(https?://[A-Za-z0-9._~:/?#\[\]@!$&()*+,;=%-]+)");
+  std::string trimmed = url;
+  while (!trimmed.empty() && trimmed.back() == '/') trimmed.pop_back();
+  if (trimmed.size() < 2048 && std::regex_match(trimmed, allowed)) return trimmed;
+  return make_error(ErrorKind::usage, "--url: " + shown(url) + " is not an http:// or https:// URL",
+                    "give the URL the mirror is served at, e.g. --url http://mirror.lan/cuda");
+}
 
 Result<Version> bundle_version(std::string_view file_name, std::string_view flag) {
   std::match_results<std::string_view::const_iterator> match;
@@ -150,7 +148,13 @@ Result<BundleRelease> parse_latest_bundle(std::string_view text, const std::stri
 }
 
 Result<BundleRelease> publish_bundle(const fs::path& dir, const fs::path& bundle,
-                                     std::string_view get_script) {
+                                     std::string_view get_script, const std::string& public_url) {
+  std::string script(get_script);
+  if (!public_url.empty()) {
+    auto baked = with_baked_url(get_script, public_url);
+    if (!baked) return baked.error();
+    script = std::move(*baked);
+  }
   auto version = bundle_version(bundle.filename().string(), "--with-cudaenv");
   if (!version) return version.error();
   auto front = holds_front_program(bundle);
@@ -168,31 +172,18 @@ Result<BundleRelease> publish_bundle(const fs::path& dir, const fs::path& bundle
   if (ec)
     return make_error(ErrorKind::failure, "cannot copy the bundle into " +
                                               shown(releases.string()) + ": " + ec.message());
-  if (auto written = write_file(dir / "cudaenv" / "get", get_script); !written)
-    return written.error();
+  if (auto written = write_file(dir / "cudaenv" / "get", script); !written) return written.error();
   const std::string line = *sha256 + "  " + bundle.filename().string() + "\n";
   if (auto written = write_file(dir / "cudaenv" / "latest-linux-x86_64", line); !written)
     return written.error();
   return BundleRelease{*version, bundle.filename().string(), *sha256};
 }
 
-Result<fs::path> running_bundle_prefix(const fs::path& executable) {
-  const auto libexec = executable.parent_path();
-  const auto prefix = libexec.parent_path().parent_path();
-  std::error_code ec;
-  if (libexec.filename() == "cudaenv" && fs::is_regular_file(prefix / "bin" / "cudaenv", ec))
-    return prefix;
-  return make_error(ErrorKind::failure,
-                    "self-update replaces an installed release bundle; this cudaenv runs from " +
-                        shown(libexec.string()),
-                    "update a build from source with git pull and scripts/setup, or install the "
-                    "bundle with get-cudaenv (docs/install.md)");
-}
-
 Status install_bundle(const std::string& mirror, const BundleRelease& release,
                       const fs::path& prefix, const fetch::FetchOptions& options) {
-  // Beside the installation, so each rename stays on one file system.
-  const auto staging = prefix / (".cudaenv-update-" + std::to_string(::getpid()));
+  remove_abandoned_updates(prefix);
+  // Inside the bundle directory, so the switch is a rename within one file system.
+  const auto staging = bundle_directory(prefix) / (".incoming-" + std::to_string(::getpid()));
   std::error_code ec;
   fs::remove_all(staging, ec);
   if (!fs::create_directories(staging, ec) || ec)
@@ -200,8 +191,8 @@ Status install_bundle(const std::string& mirror, const BundleRelease& release,
                       "make " + shown(prefix.string()) + " writable and run self-update again");
   const std::string url = mirror + "/cudaenv/releases/" + release.file_name;
   auto status = download_checked(url, staging / release.file_name, release, options);
-  if (status) status = unpack(staging / release.file_name, staging / "unpacked", release.file_name);
-  if (status) status = move_into(staging / "unpacked", prefix);
+  if (status) status = unpack(staging / release.file_name, staging / "tree", release.file_name);
+  if (status) status = switch_to_bundle(staging / "tree", prefix);
   fs::remove_all(staging, ec);
   return status;
 }

@@ -31,20 +31,22 @@ Result<BundleRelease> parse_latest_bundle(std::string_view text, const std::stri
 // `mirror create --with-cudaenv BUNDLE`: checks that BUNDLE is a release bundle (its name, and a
 // bin/cudaenv inside), copies it into <dir>/cudaenv/releases/, writes its sha256 line as
 // cudaenv/latest-linux-x86_64 (last, so the mirror never names a bundle that is not there) and
-// `get_script` as cudaenv/get.
+// `get_script` as cudaenv/get, with `public_url` (when not empty) written into its
+// `baked_mirror=''` line, so that `curl -fsSL URL/cudaenv/get | sh` needs no argument.
 Result<BundleRelease> publish_bundle(const std::filesystem::path& dir,
                                      const std::filesystem::path& bundle,
-                                     std::string_view get_script);
+                                     std::string_view get_script,
+                                     const std::string& public_url = {});
 
-// The bundle installation the running cudaenv-full belongs to: <prefix>/libexec/cudaenv/
-// cudaenv-full beside <prefix>/bin/cudaenv. An error when it runs from anywhere else (a build
-// tree): self-update has nothing it may replace there.
-Result<std::filesystem::path> running_bundle_prefix(const std::filesystem::path& executable);
+// `mirror create --url URL`: the URL a mirror is served at, as the get script may hold it
+// between single quotes: http(s):// and URL characters only (no quote, blank or control
+// character), trailing slashes dropped. A usage error naming --url otherwise.
+Result<std::string> checked_public_url(const std::string& url);
 
 // Downloads the bundle `release` names from `mirror`, checks its sha256 (a mismatch is an
-// integrity error, and nothing is replaced), unpacks it beside `prefix` and renames each of
-// its files over the installed one: every rename is atomic, and bin/cudaenv goes last, so a
-// cudaenv started meanwhile runs the old programs or the new ones, never a missing file.
+// integrity error, and nothing is replaced), unpacks it inside bundle_directory(prefix) and
+// switches the installation to it in one step (install/bundle_switch.hpp): a cudaenv started at
+// any instant runs the old release's programs or the new one's, never a mix.
 Status install_bundle(const std::string& mirror, const BundleRelease& release,
                       const std::filesystem::path& prefix, const fetch::FetchOptions& options);
 

@@ -2,11 +2,15 @@
 inside a minimal Debian 12 root (debootstrap --variant=minbase: no libcurl, no libarchive, no
 compiler), it must report its version, describe the machine, install a toolkit from a loopback
 mirror, pin it with `use` and activate it through the bash hook. And no file in it may need a
-glibc symbol version newer than 2.34, so it also starts on Ubuntu 22.04 (glibc 2.35).
+glibc symbol version newer than 2.34, so it also starts on Ubuntu 22.04 (glibc 2.35). The
+recipes `cudaenv export` writes run there too: a Dockerfile's RUN steps (install of the pin), and
+an Apptainer definition's %post with a lock (sync --frozen, toolkit and cuDNN), whose
+%environment then agrees with what cudaenv computes inside the image.
 
 CUDAENV_BUNDLE names the tarball; scripts/test builds it (scripts/package) and runs this file
 with it set. Without it, the test is skipped."""
 
+import json
 import os
 import re
 import subprocess
@@ -16,7 +20,7 @@ from pathlib import Path
 
 import minbase_root
 from harness import BINARY, case, check, clean_env, finish, mirror_server
-from synthetic_mirror import toolkit_release
+from synthetic_mirror import cudnn_release, toolkit_release
 
 BUNDLE = os.environ.get("CUDAENV_BUNDLE", "")
 GLIBC_CEILING = (2, 34)
@@ -149,6 +153,71 @@ def a_generated_dockerfiles_install_steps_run_in_a_minimal_root(tmp):
     check("V12.4.131" in used.stdout, "nvcc on the image's PATH is the recipe's toolkit")
     check(used.returncode == 0 and "12.4.1" in used.stdout, "cudaenv in the image sees the toolkit")
     check(image_env.get("CMAKE_CUDA_ARCHITECTURES") == "90", f"the target's arch: {image_env}")
+
+
+def mirror_with_bundle(tmp, env):
+    """The mirror the recipes' build argument names: a toolkit, a cuDNN, the bundle and its get script."""
+    toolkit_release(tmp / "mirror", "12.4.1", "12.4.131")
+    cudnn_release(tmp / "mirror", "9.1.0", "9.1.0.70")
+    made = subprocess.run([BINARY, "mirror", "create", str(tmp / "mirror"), "--with-cudaenv", BUNDLE],
+                          env=env, capture_output=True, text=True, timeout=120)
+    check(made.returncode == 0, f"mirror create --with-cudaenv: {made.stderr!r}")
+
+
+def section(text, name):
+    """The lines of an Apptainer definition's %name section, without their indentation."""
+    body = re.search(rf"^%{name}\n(.*?)(?=^%|\Z)", text, re.M | re.S)
+    return [line[4:] for line in (body.group(1).splitlines() if body else []) if line.strip()]
+
+
+@case
+def a_generated_apptainer_definitions_post_with_a_lock_runs_in_a_minimal_root(tmp):
+    project = tmp / "project"
+    project.mkdir()
+    (project / ".cudaenv").write_text('cuda = "12.4"\ncudnn = "9.1"\n[targets.h100]\ndriver = "550.54.15"\narch = ["9.0"]\n')
+    env = clean_env(tmp, CUDAENV_ROOT=tmp / "data", PWD=project)
+    mirror_with_bundle(tmp, env)
+    root = minbase_root.unpack(tmp / "root", packages=("curl",))
+    with mirror_server(tmp / "mirror") as (url, _):
+        locked = subprocess.run([BINARY, "lock", "--mirror", url], cwd=project, env=env,
+                                capture_output=True, text=True, timeout=120)
+        check(locked.returncode == 0, f"cudaenv lock against the mirror: {locked.stderr!r}")
+        recipe = subprocess.run([BINARY, "export", "apptainer"], cwd=project, env=env,
+                                capture_output=True, text=True, timeout=60)
+        check(recipe.returncode == 0, f"export apptainer: {recipe.stderr!r}")
+        post = section(recipe.stdout, "post")
+        check(any(line.endswith("cudaenv sync --frozen") for line in post), f"the lock's set is installed: {post}")
+        docker = subprocess.run([BINARY, "export", "dockerfile"], cwd=project, env=env,
+                                capture_output=True, text=True, timeout=60).stdout
+        runs = [line.replace("${CUDAENV_MIRROR}", "{{ CUDAENV_MIRROR }}") for line in re.findall(r"^RUN (.*)$", docker, re.M)]
+        check(runs == post[1:], f"the Dockerfile's RUN steps are the same steps:\n{runs}\n{post}")
+        # %files, then %post as apptainer runs it: /bin/sh, the build argument substituted.
+        (root / "project").mkdir()
+        for name in (".cudaenv", ".cudaenv.lock"):
+            (root / "project" / name).write_text((project / name).read_text())
+        script = "\n".join(post).replace("{{ CUDAENV_MIRROR }}", url)
+        base = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "LANG": "C.UTF-8"}
+        built = minbase_root.run(root, script, base)
+        print(f"--- %post\n{built.stdout}{built.stderr}", end="")
+        check(built.returncode == 0, "%post succeeds in the root")
+    check((root / "opt/cudaenv/data/cudnn/9.1.0-cuda12/lib").is_dir(), "the locked cuDNN is installed")
+    # %environment, sourced as apptainer does; then cudaenv itself, in the image, agrees with it.
+    exports = "\n".join(section(recipe.stdout, "environment"))
+    used = minbase_root.run(root, f"{exports}\ncd /project && nvcc --version && echo \"LD=$LD_LIBRARY_PATH\" && "
+                                  "env > /tmp/image.env && cudaenv env --shell json", base)
+    print(f"--- in the image's environment\n{used.stdout}{used.stderr}", end="")
+    check(used.returncode == 0 and "V12.4.131" in used.stdout, "nvcc on the image's PATH is the locked toolkit's")
+    ld = re.search(r"^LD=(.*)$", used.stdout, re.M)
+    check(ld is not None and ld.group(1) == "/opt/cudaenv/data/toolkits/12.4.1/lib64:/opt/cudaenv/data/cudnn/9.1.0-cuda12/lib",
+          f"the toolkit's and the cuDNN's libraries, no empty entry: {ld and ld.group(1)!r}")
+    computed = json.loads(used.stdout[used.stdout.index("{"):]) if "{" in used.stdout else {}
+    names = re.findall(r'^export (\w+)=', exports, re.M)
+    image_env = dict(line.split("=", 1) for line in (root / "tmp/image.env").read_text().splitlines() if "=" in line)
+    exported = {name: image_env.get(name) for name in names}
+    differing = {name: (value, computed.get(name)) for name, value in exported.items()
+                 if name in computed and computed[name] is not None and name != "PATH" and value != computed[name]}
+    check(computed and not differing and computed.get("CUDA_HOME") == exported.get("CUDA_HOME"),
+          f"cudaenv env in the image sets what %environment set: {differing or computed}")
 
 
 finish()

@@ -3,6 +3,7 @@
 one (exit 2), `cudaenv help [COMMAND]` prints what `COMMAND --help` does, `cudaenv` alone lists the
 commands, and the man page (`cudaenv man`, installed by CMake) lists every command."""
 
+import json
 import os
 import re
 import shutil
@@ -152,6 +153,29 @@ def man_page_lists_every_command(tmp):
     check("CUDAENV_ROOT" in text, "the variables are listed")
 
 
+def cmake_install(build, prefix):
+    proc = subprocess.run(["cmake", "--install", str(build), "--prefix", str(prefix)],
+                          capture_output=True, text=True, timeout=120)
+    check(proc.returncode == 0, f"cmake --install: {proc.stderr}")
+    return proc
+
+
+def installed_cudaenv_runs_its_helpers(tmp, prefix):
+    """The installed front program, started through PATH from another directory, runs the full
+    program (`list`, `mirror --help`: commands only it has) and the full program finds the shim
+    (`rehash` places links to it)."""
+    env = clean_env(tmp, PATH=f"{prefix}/bin:/usr/bin:/bin", CUDAENV_ROOT=tmp / "data")
+    listed = subprocess.run(["cudaenv", "list"], cwd="/", env=env, capture_output=True, text=True, timeout=60)
+    check(listed.returncode == 0, f"cudaenv list through the installed front: {listed.stderr!r}")
+    (tmp / "data/toolkits/12.4.1/bin").mkdir(parents=True)
+    (tmp / "data/toolkits/12.4.1/bin/nvcc").write_text("#!/bin/sh\n")
+    (tmp / "data/toolkits/12.4.1/bin/nvcc").chmod(0o755)
+    rehash = subprocess.run(["cudaenv", "rehash"], cwd="/", env=env, capture_output=True, text=True, timeout=60)
+    check(rehash.returncode == 0, f"cudaenv rehash: {rehash.stderr!r}")
+    shim = tmp / "data/shims/nvcc"
+    return os.path.realpath(shim) if shim.is_symlink() else None
+
+
 @case
 def install_puts_the_man_page_and_completions_where_tools_look(tmp):
     build = Path(os.environ["CUDAENV_BIN"]).resolve().parent.parent
@@ -159,13 +183,23 @@ def install_puts_the_man_page_and_completions_where_tools_look(tmp):
         print(f"skip: no CMake build tree at {build}")
         return
     prefix = tmp / "prefix"
-    proc = subprocess.run(["cmake", "--install", str(build), "--prefix", str(prefix)],
-                          capture_output=True, text=True, timeout=120)
-    check(proc.returncode == 0, f"cmake --install: {proc.stderr}")
-    for installed in ("share/man/man1/cudaenv.1", "share/bash-completion/completions/cudaenv",
-                      "share/zsh/site-functions/_cudaenv",
-                      "share/fish/vendor_completions.d/cudaenv.fish"):
+    cmake_install(build, prefix)
+    layout = ["bin/cudaenv", "libexec/cudaenv/cudaenv-full", "libexec/cudaenv/cudaenv-shim",
+              "share/man/man1/cudaenv.1", "share/bash-completion/completions/cudaenv",
+              "share/zsh/site-functions/_cudaenv", "share/fish/vendor_completions.d/cudaenv.fish",
+              "share/cudaenv/cudaenv.bash", "share/cudaenv/cudaenv.zsh", "share/cudaenv/cudaenv.fish",
+              "share/cudaenv/cudaenv.direnvrc",
+              "share/doc/cudaenv/LICENSE", "share/doc/cudaenv/THIRD_PARTY_NOTICES"]
+    for installed in layout:
         check((prefix / installed).is_file(), f"{installed} installed")
+    for program in layout[:3]:
+        check(os.access(prefix / program, os.X_OK), f"{program} is executable")
+    hook = prefix / "share/cudaenv/cudaenv.bash"
+    if hook.is_file():
+        check(hook.read_text() == (Path(__file__).parents[2] / "shell/cudaenv.bash").read_text(),
+              "the bash hook installed is the project's")
+    shim = installed_cudaenv_runs_its_helpers(tmp, prefix)
+    check(shim == str(prefix / "libexec/cudaenv/cudaenv-shim"), f"the shims run the installed shim: {shim}")
     if shutil.which("man") and (prefix / "share/man/man1/cudaenv.1").is_file():
         # man-db finds pages beside a bin/ on PATH: `man cudaenv` works with no MANPATH.
         env = clean_env(tmp, PATH=f"{prefix}/bin:/usr/bin:/bin")
@@ -173,6 +207,34 @@ def install_puts_the_man_page_and_completions_where_tools_look(tmp):
                                timeout=60)
         check(found.stdout.strip() == str(prefix / "share/man/man1/cudaenv.1"),
               f"man -w cudaenv: {found.stdout!r} {found.stderr!r}")
+
+
+@case
+def a_non_default_libexec_directory_is_where_the_front_program_looks(tmp):
+    # CMAKE_INSTALL_LIBEXECDIR=lib/helpers: the install rules put the helpers there and the front
+    # program is compiled with that path relative to bin/ (configure only: a second build of
+    # every object would take minutes; the default layout's case above runs the installed
+    # programs, which find each other through the same derived path).
+    build = Path(os.environ["CUDAENV_BIN"]).resolve().parent.parent
+    if not (build / "CMakeCache.txt").is_file() or not shutil.which("cmake"):
+        print(f"skip: no CMake build tree at {build}")
+        return
+    source = Path(__file__).resolve().parents[2]
+    other = tmp / "build"
+    proc = subprocess.run(["cmake", "-S", str(source), "-B", str(other), "-DCUDAENV_TESTS=OFF",
+                           "-DCMAKE_INSTALL_LIBEXECDIR=lib/helpers", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"],
+                          capture_output=True, text=True, timeout=120)
+    check(proc.returncode == 0, f"configure with CMAKE_INSTALL_LIBEXECDIR=lib/helpers: {proc.stderr[-2000:]}")
+    if proc.returncode != 0:
+        return
+    commands = json.loads((other / "compile_commands.json").read_text())
+    paths = [c["command"] for c in commands if c["file"].endswith("src/core/paths.cpp")]
+    check(paths and '-DCUDAENV_COMPANION_FROM_BIN=\\"../lib/helpers/cudaenv\\"' in paths[0],
+          f"the front looks in ../lib/helpers/cudaenv from bin/: {paths}")
+    rules = (other / "cmake_install.cmake").read_text()
+    for helper in ("cudaenv-full", "cudaenv-shim"):
+        check(f'file(INSTALL DESTINATION "${{CMAKE_INSTALL_PREFIX}}/lib/helpers/cudaenv" TYPE EXECUTABLE FILES "{other}/src/{helper}")'
+              in rules, f"{helper} is installed in lib/helpers/cudaenv")
 
 
 finish()

@@ -6,6 +6,8 @@ minor-version-compatibility floor, the targets' build architectures, and `cudaen
 the health check / %test. (tests/cli/test_bundle.py runs a generated recipe's install steps in
 a minimal Debian root.)"""
 
+import json
+import os
 import re
 import subprocess
 
@@ -36,6 +38,20 @@ sha256 = "{b}"
 size = 42
 """.format(a="a" * 64, b="b" * 64)
 
+LOCKED_CUDNN = """[cudnn]
+version = "9.1.0"
+cuda_variant = "cuda12"
+[[cudnn.components]]
+name = "cudnn"
+version = "9.1.0.70"
+relative_path = "cudnn/linux-x86_64/cudnn-linux-x86_64-9.1.0.70_cuda12-archive.tar.xz"
+sha256 = "{c}"
+size = 42
+""".format(c="c" * 64)
+
+IMAGE_ROOT = "/opt/cudaenv/data"
+BASE_PATH = "/usr/bin:/bin"
+
 
 def export(tmp, project, *args):
     return subprocess.run([BINARY, "export", *args], cwd=project, env=clean_env(tmp, PWD=project),
@@ -53,6 +69,29 @@ def env_lines(text, prefix):
     return dict(re.findall(rf"^{prefix}(\w+)=\"([^\"]*)\"$", text, re.M))
 
 
+def hook_environment(tmp, project, recipe_env, **extra):
+    """What `cudaenv env` sets in `project` on a machine whose store holds what the recipe's
+    image holds (directories at the image's paths below a temporary data root), with PATH as the
+    image has it and no LD_LIBRARY_PATH: the paths mapped back to the image's, and the recipe's
+    $PATH / ${LD_LIBRARY_PATH:+…} read as those base values."""
+    data = tmp / "data"
+    for name in ("CUDA_HOME", "LD_LIBRARY_PATH"):
+        for entry in recipe_env[name].split("${")[0].split(":"):
+            if entry.startswith(IMAGE_ROOT + "/"):
+                (data / entry[len(IMAGE_ROOT) + 1:]).mkdir(parents=True, exist_ok=True)
+    path = extra.pop("PATH", f"/opt/cudaenv/bin:{BASE_PATH}")
+    proc = subprocess.run([BINARY, "env", "--shell", "json"], cwd=project, capture_output=True, text=True,
+                          env=clean_env(tmp, PWD=project, CUDAENV_ROOT=data, PATH=path, **extra), timeout=60)
+    check(proc.returncode == 0, f"cudaenv env in the project: {proc.stderr!r}")
+    if proc.returncode != 0:
+        return {}, {"cudaenv env": "failed"}
+    hook = {name: value.replace(str(data), IMAGE_ROOT) for name, value in json.loads(proc.stdout).items()
+            if value is not None}
+    image = {name: recipe_env[name].replace("$PATH", BASE_PATH).replace("${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}", "")
+             for name in hook if name in recipe_env}
+    return hook, image
+
+
 @case
 def dockerfile_installs_the_pinned_release_and_sets_what_the_hook_sets(tmp):
     project = project_dir(tmp)
@@ -64,14 +103,22 @@ def dockerfile_installs_the_pinned_release_and_sets_what_the_hook_sets(tmp):
     check("COPY .cudaenv ./" in text, "the project file goes into the image")
     check(re.search(r'^RUN curl -fsSL "\$\{CUDAENV_MIRROR\}/cudaenv/get" \| sh -s -- "\$\{CUDAENV_MIRROR\}" /opt/cudaenv$',
                     text, re.M) is not None, f"the bundle comes from the mirror's get script: {text}")
-    check(re.search(r"^RUN .*/opt/cudaenv/bin/cudaenv install '12\.4\.1' --cudnn '9'$", text, re.M) is not None,
-          "the newest 12.4 release the database knows, with the cuDNN pin")
+    pinned = re.search(r"^RUN .*/opt/cudaenv/bin/cudaenv install '12\.4\.1' --cudnn '(9\.\d+\.\d+)'$", text, re.M)
+    check(pinned is not None, f"the newest 12.4 release the database knows, with an exact cuDNN 9: {text}")
+    if pinned is None:
+        return
+    cudnn_lib = f"/opt/cudaenv/data/cudnn/{pinned.group(1)}-cuda12/lib"
     env = env_lines(text, "ENV ")
     home = "/opt/cudaenv/data/toolkits/12.4.1"
     for name, value in {"CUDA_HOME": home, "CUDA_PATH": home, "CUDAToolkit_ROOT": home,
                         "CUDACXX": f"{home}/bin/nvcc", "CUDAENV_ACTIVE": "12.4.1",
-                        "LD_LIBRARY_PATH": f"{home}/lib64", "CUDAENV_ROOT": "/opt/cudaenv/data"}.items():
+                        "LD_LIBRARY_PATH": f"{home}/lib64:{cudnn_lib}${{LD_LIBRARY_PATH:+:${{LD_LIBRARY_PATH}}}}",
+                        "CUDAENV_ROOT": "/opt/cudaenv/data"}.items():
         check(env.get(name) == value, f"ENV {name}={env.get(name)!r}, expected {value!r}")
+    # Every variable `cudaenv env` sets in this project, with that store, the recipe sets alike.
+    hook, image = hook_environment(tmp, project / "src", env)
+    check(image == hook, f"the recipe's environment is the hook's:\n recipe {image}\n hook   {hook}")
+    check(set(hook) >= {"CUDA_HOME", "PATH", "LD_LIBRARY_PATH", "CUDACXX"}, f"the hook's variables: {hook}")
     check(env.get("PATH", "").startswith(f"{home}/bin:"), f"the toolkit first on PATH: {env.get('PATH')}")
     check(env.get("NVIDIA_REQUIRE_CUDA") == "cuda>=12.0",
           f"minor-version compatibility: any CUDA 12 driver is accepted: {env.get('NVIDIA_REQUIRE_CUDA')}")
@@ -90,10 +137,13 @@ def apptainer_definition_has_the_same_steps_and_verify_as_its_test(tmp):
     check("Bootstrap: docker\nFrom: nvidia/cuda:12.4.1-base-ubuntu22.04\n" in text, "the base image chosen")
     check("\n%files\n    .cudaenv /project/.cudaenv\n" in text, "the project file is copied in")
     check('curl -fsSL "{{ CUDAENV_MIRROR }}/cudaenv/get"' in text, "the mirror is a build argument")
-    check(re.search(r"cudaenv install '12\.4\.1' --cudnn '9'$", text, re.M) is not None, "the pinned release")
+    check(re.search(r"cudaenv install '12\.4\.1' --cudnn '9\.\d+\.\d+'$", text, re.M) is not None,
+          "the pinned release")
     env = env_lines(text, "    export ")
     check(env.get("NVIDIA_REQUIRE_CUDA") == "cuda>=12.0" and env.get("CMAKE_CUDA_ARCHITECTURES") == "80;90",
           f"the same environment: {env}")
+    docker = env_lines(export(tmp, project, "dockerfile").stdout, "ENV ")
+    check(env == docker, f"the same environment as the Dockerfile's:\n{env}\n{docker}")
     check(text.rstrip().endswith("%test\n    /opt/cudaenv/bin/cudaenv verify"), "verify is %test")
 
 
@@ -111,6 +161,51 @@ def a_lock_file_decides_the_toolkit_and_sync_frozen_installs_it(tmp):
     check("# No [targets] in .cudaenv" in proc.stdout and "ENV TORCH_CUDA_ARCH_LIST" not in proc.stdout
           and "ENV CMAKE_CUDA_ARCHITECTURES" not in proc.stdout,
           "without targets no architectures are set, and the recipe says so")
+
+
+@case
+def a_locked_cudnn_is_on_the_images_library_path_as_the_hook_puts_it(tmp):
+    project = project_dir(tmp, 'cuda = "12"\ncudnn = "9"\n')
+    (project / ".cudaenv.lock").write_text(LOCK + LOCKED_CUDNN)
+    proc = export(tmp, project, "dockerfile")
+    check(proc.returncode == 0, f"export succeeds: {proc.stderr!r}")
+    env = env_lines(proc.stdout, "ENV ")
+    check(env.get("LD_LIBRARY_PATH", "").startswith(
+        "/opt/cudaenv/data/toolkits/12.1.1/lib64:/opt/cudaenv/data/cudnn/9.1.0-cuda12/lib"),
+        f"the locked cuDNN's lib directory after the toolkit's: {env.get('LD_LIBRARY_PATH')}")
+    hook, image = hook_environment(tmp, project, env)
+    check(image == hook, f"the recipe's environment is the hook's:\n recipe {image}\n hook   {hook}")
+
+
+@case
+def a_toolkit_that_refuses_the_images_gcc_gets_an_older_one_as_the_hook_would_set_it(tmp):
+    # CUDA 11.8 accepts GCC 11 at most; the image's c++ is Ubuntu 24.04's g++ 13.
+    project = project_dir(tmp, 'cuda = "11.8"\n')
+    proc = export(tmp, project, "dockerfile")
+    check(proc.returncode == 0, f"export succeeds: {proc.stderr!r}")
+    check(re.search(r"^RUN command -v g\+\+-11 >/dev/null \|\| \{ apt-get update && apt-get install -y "
+                    r"--no-install-recommends g\+\+-11 ", proc.stdout, re.M) is not None,
+          f"the image gets g++-11: {proc.stdout}")
+    env = env_lines(proc.stdout, "ENV ")
+    check(env.get("CUDAHOSTCXX") == "/usr/bin/g++-11" and env.get("NVCC_PREPEND_FLAGS") == "-ccbin /usr/bin/g++-11",
+          f"nvcc and CMake use it: {env}")
+    # The hook on a machine laid out as the image: c++ is g++-13, g++-11 is there too, and the
+    # toolkit's host_config.h refuses GCC above 11.
+    usr_bin = tmp / "usr-bin"
+    usr_bin.mkdir()
+    for name in ("g++-13", "g++-11"):
+        (usr_bin / name).write_text("#!/bin/sh\n")
+        (usr_bin / name).chmod(0o755)
+    os.symlink("g++-13", usr_bin / "c++")
+    crt = tmp / "data/toolkits/11.8.0/include/crt"
+    crt.mkdir(parents=True)
+    (crt / "host_config.h").write_text("#if __GNUC__ > 11\n#error unsupported GNU version\n#endif\n")
+    hook, image = hook_environment(tmp, project, env, PATH=f"/opt/cudaenv/bin:{usr_bin}:{BASE_PATH}")
+    # The compilers lie in /usr/bin in the image, in usr-bin here.
+    for name in ("CUDAHOSTCXX", "NVCC_PREPEND_FLAGS"):
+        hook[name] = hook.get(name, "").replace(str(usr_bin), "/usr/bin")
+    image["PATH"] = image["PATH"].replace(BASE_PATH, f"{usr_bin}:{BASE_PATH}")
+    check(image == hook, f"the recipe's environment is the hook's:\n recipe {image}\n hook   {hook}")
 
 
 @case
