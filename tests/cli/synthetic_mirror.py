@@ -6,6 +6,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import tarfile
 from pathlib import Path
 
@@ -112,3 +113,19 @@ def cudnn_release(root, version, build, variants=("12", "13")):
                 "cudnn": {"name": "NVIDIA CUDA Deep Neural Network library", "license": "cudnn",
                           "version": build, PLATFORM: platform_entry, "cuda_variant": list(variants)}}
     (redist / f"redistrib_{version}.json").write_text(json.dumps(manifest, indent=4))
+
+
+REPO_MANIFESTS = Path(__file__).resolve().parents[2] / "manifests"
+
+
+def publish_database(mirror, revision):
+    """The repository's database as `revision`, with its index, as `cudaenv db update` reads it."""
+    db = mirror / "cudaenv" / "db"
+    files = []
+    for path in sorted(REPO_MANIFESTS.glob("*.toml")):
+        data = re.sub(r'^revision = "[^"]+"', f'revision = "{revision}"', path.read_text(), flags=re.M).encode()
+        files.append({"name": path.name, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()})
+        (db / revision).mkdir(parents=True, exist_ok=True)
+        (db / revision / path.name).write_bytes(data)
+    date = re.match(r"\d{4}-\d{2}-\d{2}", revision).group(0)
+    (db / "index.json").write_text(json.dumps({"format": 1, "revision": revision, "date": date, "files": files}))

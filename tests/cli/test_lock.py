@@ -4,18 +4,14 @@ each archive with the mirror's sha256 and size; the check is clean, then stale a
 .cudaenv, after a database update and after the mirror replaced an archive; no fit names the
 target that breaks it."""
 
-import hashlib
 import json
-import re
 import shutil
 import tomllib
-from pathlib import Path
 
 from framework_wheels import framework_index, framework_wheel
 from harness import case, check, clean_env, expect_error, finish, mirror_server, run, run_in
-from synthetic_mirror import cudnn_release, toolkit_release
+from synthetic_mirror import publish_database, cudnn_release, toolkit_release
 
-REPO_MANIFESTS = Path(__file__).resolve().parents[2] / "manifests"
 
 PROJECT = """# the team's pin
 cuda = "12.4"
@@ -55,19 +51,6 @@ cudaenv = run_in  # cudaenv ARGS in a directory, with an optional expected exit
 
 def mirror_manifest(tmp, product, version):
     return json.loads((tmp / "mirror" / product / "redist" / f"redistrib_{version}.json").read_text())
-
-
-def publish_database(mirror, revision):
-    """The repository's database as `revision`, with its index, as `cudaenv db update` reads it."""
-    db = mirror / "cudaenv" / "db"
-    files = []
-    for path in sorted(REPO_MANIFESTS.glob("*.toml")):
-        data = re.sub(r'^revision = "[^"]+"', f'revision = "{revision}"', path.read_text(), flags=re.M).encode()
-        files.append({"name": path.name, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()})
-        (db / revision).mkdir(parents=True, exist_ok=True)
-        (db / revision / path.name).write_bytes(data)
-    date = re.match(r"\d{4}-\d{2}-\d{2}", revision).group(0)
-    (db / "index.json").write_text(json.dumps({"format": 1, "revision": revision, "date": date, "files": files}))
 
 
 @case

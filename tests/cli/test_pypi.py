@@ -6,13 +6,10 @@ with --runtime-only, and `list` and `verify` say what it is."""
 
 import contextlib
 import json
-import os
-import shutil
 import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
+from framework_wheels import framework_index
 from harness import check, clean_env, expect_error, finish, global_config, run
 from install_helpers import case
 from synthetic_wheels import cuda12_release, cuda13_release, cudnn_wheel, write_wheel
@@ -21,18 +18,8 @@ from synthetic_wheels import cuda12_release, cuda13_release, cudnn_wheel, write_
 @contextlib.contextmanager
 def index_server(wheels, settings=None):
     """Serves `wheels` (see pypi_index.py); yields (index URL, control file)."""
-    control = Path(tempfile.mkdtemp(prefix="cudaenv-index-"))
-    control_path = control / "control.json"
-    control_path.write_text(json.dumps(settings or {}))
-    server = subprocess.Popen([sys.executable, str(Path(__file__).parent / "pypi_index.py"), str(wheels),
-                               str(control_path)], stdout=subprocess.PIPE, text=True)
-    try:
-        port = int(server.stdout.readline())
-        yield f"http://127.0.0.1:{port}/simple", control_path
-    finally:
-        server.kill()
-        server.wait()
-        shutil.rmtree(control, ignore_errors=True)
+    with framework_index(wheels, settings) as (base, control):
+        yield f"{base}/simple", control
 
 
 def env_for(tmp, **extra):

@@ -5,14 +5,11 @@ manifest to match fails with exit 6 and installs nothing; --frozen refuses a mis
 
 import hashlib
 import json
-import re
 import shutil
-import subprocess
 import tomllib
-from pathlib import Path
 
-from harness import BINARY, case, check, clean_env, expect_error, finish, mirror_server, run_in
-from synthetic_mirror import PLATFORM, cudnn_release, nvcc_script, pack, toolkit_release
+from harness import case, check, clean_env, expect_error, finish, mirror_server, run_in
+from synthetic_mirror import PLATFORM, cudnn_release, nvcc_script, pack, publish_database, toolkit_release
 
 PROJECT = """cuda = "12.4"
 cudnn = "9.1"
@@ -42,20 +39,6 @@ def env_for(tmp, url, root):
 
 cudaenv = run_in  # cudaenv ARGS in a directory, with an optional expected exit
 
-REPO_MANIFESTS = Path(__file__).resolve().parents[2] / "manifests"
-
-
-def publish_database(mirror, revision):
-    """The repository's database as `revision`, with its index, as `cudaenv db update` reads it."""
-    db = mirror / "cudaenv" / "db"
-    files = []
-    for path in sorted(REPO_MANIFESTS.glob("*.toml")):
-        data = re.sub(r'^revision = "[^"]+"', f'revision = "{revision}"', path.read_text(), flags=re.M).encode()
-        files.append({"name": path.name, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()})
-        (db / revision).mkdir(parents=True, exist_ok=True)
-        (db / revision / path.name).write_bytes(data)
-    date = re.match(r"\d{4}-\d{2}-\d{2}", revision).group(0)
-    (db / "index.json").write_text(json.dumps({"format": 1, "revision": revision, "date": date, "files": files}))
 
 
 def replace_with_same_size(mirror, name):
