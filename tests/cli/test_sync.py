@@ -41,46 +41,45 @@ cudaenv = run_in  # cudaenv ARGS in a directory, with an optional expected exit
 
 
 
-def replace_with_same_size(mirror, name):
-    """Puts other bytes of the same size in place of the 12.4.1 archive `name` and rewrites the
-    manifest to agree with them, as a compromised mirror would."""
-    manifest_path = mirror / "cuda" / "redist" / "redistrib_12.4.1.json"
+def rewrite_archive(redist, manifest_name, entry_of, make):
+    """Puts `make(attempt)`'s bytes of the archive's own size in place of the archive the manifest
+    entry `entry_of(manifest)` names, and rewrites the manifest to agree with them, as a
+    compromised mirror would."""
+    manifest_path = redist / manifest_name
     manifest = json.loads(manifest_path.read_text())
-    entry = manifest[name][PLATFORM]
-    archive = mirror / "cuda" / "redist" / entry["relative_path"]
+    entry = entry_of(manifest)
+    archive = redist / entry["relative_path"]
     size = archive.stat().st_size
-    top = f"{name}-{PLATFORM}-12.4.131-archive"
-    for attempt in range(2000):
-        script = nvcc_script("12.4.1", "12.4.131").replace("compiler driver", f"driver {attempt:08d}")
-        data = pack(top, [("bin/nvcc", script, 0o755), ("bin/nvcc.profile", "TOP = $(_HERE_)/..\n", 0o644)])
-        if len(data) == size:
-            break
-    else:
+    data = next((data for data in map(make, range(2000)) if len(data) == size), None)
+    if data is None:
         raise AssertionError("no replacement of the same size")
     archive.write_bytes(data)
     entry["sha256"] = hashlib.sha256(data).hexdigest()
     manifest_path.write_text(json.dumps(manifest, indent=4))
+
+
+def replace_with_same_size(mirror, name):
+    """Other bytes of the same size in place of the 12.4.1 archive `name`."""
+    top = f"{name}-{PLATFORM}-12.4.131-archive"
+
+    def make(attempt):
+        script = nvcc_script("12.4.1", "12.4.131").replace("compiler driver", f"driver {attempt:08d}")
+        return pack(top, [("bin/nvcc", script, 0o755), ("bin/nvcc.profile", "TOP = $(_HERE_)/..\n", 0o644)])
+
+    rewrite_archive(mirror / "cuda" / "redist", "redistrib_12.4.1.json", lambda m: m[name][PLATFORM], make)
 
 
 def replace_cudnn_with_same_size(mirror):
-    """Other bytes of the same size in place of cuDNN 9.1.0's cuda12 archive, and a manifest that
-    agrees with them; the toolkit's archives stay as they were locked."""
-    manifest_path = mirror / "cudnn" / "redist" / "redistrib_9.1.0.json"
-    manifest = json.loads(manifest_path.read_text())
-    entry = manifest["cudnn"][PLATFORM]["cuda12"]
-    archive = mirror / "cudnn" / "redist" / entry["relative_path"]
-    size = archive.stat().st_size
+    """Other bytes of the same size in place of cuDNN 9.1.0's cuda12 archive; the toolkit's
+    archives stay as they were locked."""
     top = f"cudnn-{PLATFORM}-9.1.0.70_cuda12-archive"
-    for attempt in range(2000):
-        data = pack(top, [("lib/libcudnn.so.9", f"cudnn v2 {attempt:07d}", 0o644),
+
+    def make(attempt):
+        return pack(top, [("lib/libcudnn.so.9", f"cudnn v2 {attempt:07d}", 0o644),
                           ("include/cudnn.h", "/* cuda12 */\n", 0o644)])
-        if len(data) == size:
-            break
-    else:
-        raise AssertionError("no replacement of the same size")
-    archive.write_bytes(data)
-    entry["sha256"] = hashlib.sha256(data).hexdigest()
-    manifest_path.write_text(json.dumps(manifest, indent=4))
+
+    rewrite_archive(mirror / "cudnn" / "redist", "redistrib_9.1.0.json", lambda m: m["cudnn"][PLATFORM]["cuda12"],
+                    make)
 
 
 def installed(tmp, root, kind):
