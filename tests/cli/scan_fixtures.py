@@ -14,12 +14,32 @@ extern "C" void launch_scale(float* x) { scale<<<1, 32>>>(x, 2.0f); }
 """
 
 
-def find_cuda_tool(name):
+def find_on_path(name):
     candidates = [shutil.which(name)]
     if os.environ.get("CUDA_HOME"):
         candidates.append(str(Path(os.environ["CUDA_HOME"]) / "bin" / name))
     candidates.append(f"/usr/local/cuda/bin/{name}")
     return next((c for c in candidates if c and os.access(c, os.X_OK)), None)
+
+
+def toolkit_bin_of(nvcc):
+    """The directory nvcc really runs from: a machine may put `exec …/cuda-13.0/bin/nvcc` wrapper
+    scripts on PATH, and the tests that copy a tool need the real ELF file, not the wrapper."""
+    proc = subprocess.run([nvcc, "-dryrun", "-x", "cu", "-c", os.devnull, "-o", os.devnull],
+                          capture_output=True, text=True, timeout=60)
+    for line in (proc.stdout + proc.stderr).splitlines():
+        if line.startswith("#$ _HERE_="):
+            return Path(line.split("=", 1)[1].strip())
+    return None
+
+
+def find_cuda_tool(name):
+    """The toolkit's own file for `name` (beside the real nvcc), else whatever PATH offers."""
+    nvcc = find_on_path("nvcc")
+    here = toolkit_bin_of(nvcc) if nvcc else None
+    if here and os.access(here / name, os.X_OK):
+        return str(here / name)
+    return find_on_path(name)
 
 
 def build_cuda_libraries(nvcc, directory, variants):
