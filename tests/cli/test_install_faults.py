@@ -172,16 +172,16 @@ def a_bad_retry_setting_is_a_usage_error_naming_the_variable(tmp):
 def a_stalled_response_is_retried_after_the_stall_timeout(tmp):
     manifest = toolkit_release(tmp / "mirror", "12.4.1", "12.4.131", padding=PADDING)
     nvcc, _ = archive(manifest, "cuda_nvcc")
-    # The server goes silent for 10 s; a silent connection is dropped after --stall-timeout.
-    stall = {nvcc: {"stall_after": 100_000, "stall_seconds": 10, "times": 1}}
+    # The server goes silent for 120 s; a silent connection is dropped after --stall-timeout (1 s).
+    stall = {nvcc: {"stall_after": 100_000, "stall_seconds": 120, "times": 1}}
     with mirror_server(tmp / "mirror", stall) as (url, faults):
         started = time.monotonic()
         run(["install", "12.4.1", "--mirror", url, "--stall-timeout", "1"], env_for(tmp), check_exit=0)
         elapsed = time.monotonic() - started
         seen = requests(faults, nvcc)
         check(len(seen) == 2 and range_start(seen[1][2]) > 0, f"retried with Range: {seen}")
-        # (well before the server's 10 s silence ends; the margin absorbs a loaded sanitizer build)
-        check(elapsed < 9.0, f"gave up on the silent connection before its silence ended: {elapsed:.1f} s")
+        # (long before the server's silence ends; the wide margin absorbs a loaded sanitizer build)
+        check(elapsed < 60.0, f"gave up on the silent connection before its silence ended: {elapsed:.1f} s")
 
 
 @case
