@@ -32,7 +32,7 @@ TEST_CASE("reverting restores set, empty and unset variables exactly") {
   CHECK(left.variables() == base.variables());
 }
 
-TEST_CASE("entries the user added meanwhile survive; only cudaenv's leave") {
+TEST_CASE("entries the user added meanwhile survive, only cudaenv's leave") {
   const Environment base({{"CUDAENV_ROOT", "/r"}, {"PATH", "/usr/bin:/bin"}});
   auto active = activated(base, "/r/toolkits/12.1.1", "12.1.1");
   active.set("PATH", "/mine:" + *active.get("PATH") + ":/also-mine");

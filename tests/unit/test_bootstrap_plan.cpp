@@ -209,7 +209,7 @@ TEST_CASE("bootstrap plan: --container adds the NVIDIA container toolkit") {
   CHECK(lines.at(5) == "sudo nvidia-ctk runtime configure --runtime=docker");
 }
 
-TEST_CASE("bootstrap plan: the hook line follows $SHELL; unknown versions are errors") {
+TEST_CASE("bootstrap plan: the hook line follows $SHELL, unknown versions are errors") {
   auto r = request({"13.0"});
   r.shell = "/usr/bin/zsh";
   auto plan = plan_bootstrap(ubuntu_2404_driver_fine(), database(), r);

@@ -107,7 +107,7 @@ TEST_CASE("doctor: nouveau holds the GPU, so the installed driver 535 cannot loa
   CHECK(report.has_failure());
 }
 
-TEST_CASE("doctor: a kernel update left DKMS without a module; two driver versions installed") {
+TEST_CASE("doctor: a kernel update left DKMS without a module, two driver versions installed") {
   const auto report = doctor_on("doctor-dkms-kernel-update", {});
   const auto& dkms = finding(report, "dkms");
   CHECK(dkms.status == doctor::CheckStatus::fail);

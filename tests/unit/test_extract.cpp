@@ -185,7 +185,7 @@ TEST_CASE("extract strips the top directory, keeps modes and links, moves LICENS
   CHECK(slurp(dest / "share/licenses/cuda_nvcc/LICENSE") == "license text\n");
 }
 
-TEST_CASE("two components extract into one prefix; their licenses do not collide") {
+TEST_CASE("two components extract into one prefix, their licenses do not collide") {
   TempDir tmp;
   const auto dest = tmp.path() / "prefix";
   auto a = extract_bytes(

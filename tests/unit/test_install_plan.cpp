@@ -137,7 +137,7 @@ TEST_CASE("plan_toolkit: full is every toolkit component of the platform, no dri
     CHECK_MESSAGE(std::count(selected.begin(), selected.end(), driver) == 0, driver);
 }
 
-TEST_CASE("plan_toolkit: a list selects exactly its components; an unknown one is a usage error") {
+TEST_CASE("plan_toolkit: a list selects exactly its components, an unknown one is a usage error") {
   const Mirror mirror("cuda", cuda_releases);
   auto listed = plan_toolkit({"12.4.1", "cuda_nvcc, libcublas"}, mirror.source(), "linux-sbsa");
   REQUIRE(listed.ok());
@@ -154,7 +154,7 @@ TEST_CASE("plan_toolkit: a list selects exactly its components; an unknown one i
   CHECK_FALSE(contains(unknown.error().hint, "nvidia_driver"));
 }
 
-TEST_CASE("plan_toolkit: a malformed spec names SPEC; a release the database lacks is flagged") {
+TEST_CASE("plan_toolkit: a malformed spec names SPEC, a release the database lacks is flagged") {
   Mirror mirror("cuda", cuda_releases);
   auto bad = plan_toolkit({"twelve", "full"}, mirror.source(), "linux-x86_64");
   REQUIRE_FALSE(bad.ok());
@@ -244,7 +244,7 @@ TEST_CASE("plan_mirror_release: cuDNN is copied for every CUDA variant of the pl
   CHECK(nothing.error().kind == ErrorKind::not_found);
 }
 
-TEST_CASE("plan_mirror_release: CUDA copies the components asked for; bad specs name the flag") {
+TEST_CASE("plan_mirror_release: CUDA copies the components asked for, bad specs name the flag") {
   const Mirror mirror("cuda", cuda_releases);
   auto release =
       plan_mirror_release({"cuda", "12", "cuda_nvcc,cuda_cudart"}, mirror.source(), "linux-x86_64");

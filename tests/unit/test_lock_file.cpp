@@ -103,7 +103,7 @@ TEST_CASE("a lock file reads back exactly what was written, quotes and all") {
   CHECK(lock::set_digest(*back) == lock::set_digest(lock));
 }
 
-TEST_CASE("receipts and the generator do not change the locked set's digest; a component does") {
+TEST_CASE("receipts and the generator do not change the locked set's digest, a component does") {
   auto lock = sample_lock();
   const auto digest = lock::set_digest(lock);
   lock.generated_by = "cudaenv 2.0";

@@ -39,7 +39,7 @@ fetch::IndexFile file(const std::string& name, bool yanked = false) {
 
 }  // namespace
 
-TEST_CASE("a wheel's version splits at its local tag; pre-releases are not final releases") {
+TEST_CASE("a wheel's version splits at its local tag, pre-releases are not final releases") {
   const auto plain = lock::parse_wheel_version("2.21.0");
   REQUIRE(plain);
   CHECK(plain->release.str() == "2.21.0");
@@ -75,7 +75,7 @@ TEST_CASE("a .cudaenv spec narrower than the series narrows what satisfies it") 
   CHECK(lock::describe(torch) == "2.5.* (>=2.5.1,<2.6) with local tag +cu124");
 }
 
-TEST_CASE("the newest fitting version wins; other builds, series, platforms and yanked lose") {
+TEST_CASE("the newest fitting version wins, other builds, series, platforms and yanked lose") {
   const auto torch = torch_for_cuda_12_4("2.5");
   const std::vector<fetch::IndexFile> files{
       file("torch-2.5.0+cu124-cp311-cp311-linux_x86_64.whl"),

@@ -87,7 +87,7 @@ TEST_CASE("owner records: a dead local pid or a silent other host is stale, a li
   CHECK(install::stale_reason(remote, Clock::now() - std::chrono::minutes(10)).has_value());
 }
 
-TEST_CASE("a held lock has a live owner file; releasing it removes the file") {
+TEST_CASE("a held lock has a live owner file, releasing it removes the file") {
   test::TempDir dir;
   const auto lock_file = dir.path() / ".lock-12.4.1";
   {

@@ -108,7 +108,7 @@ TEST_CASE("a grandchild holding the pipes after the child exited is stopped at t
   CHECK(gone_within(grandchild, std::chrono::seconds(30)));
 }
 
-TEST_CASE("each child leads a process group of its own; an interactive one shares ours") {
+TEST_CASE("each child leads a process group of its own, an interactive one shares ours") {
   SystemProcessRunner runner;
   // Field 5 of /proc/PID/stat is the process group; the shell's name holds no space.
   const std::vector<std::string> argv{"/bin/sh", "-c", "echo $$ $(cut -d' ' -f5 /proc/$$/stat)"};

@@ -72,7 +72,7 @@ TEST_CASE("beside a valid cuda, unknown keys are warnings and the pin holds") {
             "did you mean \"torch\"?"));
 }
 
-TEST_CASE("a key nothing is close to lists the known ones; a mistyped table is an error") {
+TEST_CASE("a key nothing is close to lists the known ones, a mistyped table is an error") {
   auto file = parse_project_file("cuda = \"12.4\"\nowner = \"ml-infra\"\n", "/r/.cudaenv");
   REQUIRE(file.ok());
   REQUIRE(file->warnings.size() == 1);
@@ -86,7 +86,7 @@ TEST_CASE("a key nothing is close to lists the known ones; a mistyped table is a
   CHECK(frameworks_typed.error().hint == "write torch = \"2.5\"");
 }
 
-TEST_CASE("a file without keys is no error; a valid file has no warnings") {
+TEST_CASE("a file without keys is no error, a valid file has no warnings") {
   auto empty = parse_project_file("# nothing pinned yet\n", "/r/.cudaenv");
   REQUIRE(empty.ok());
   CHECK_FALSE(empty->cuda);

@@ -125,7 +125,7 @@ TEST_CASE("cuDNN 8.9.7.29: one archive per platform, a four-part version") {
   CHECK(redist_file(*cudnn, "linux-x86_64", "cuda12") == nullptr);
 }
 
-TEST_CASE("a well-formed hand-written entry parses; sizes may be numbers; hashes are lower-cased") {
+TEST_CASE("a well-formed hand-written entry parses, sizes may be numbers, hashes are lower-cased") {
   auto m =
       parse_redist(manifest_with("cuda_nvcc/linux-x86_64/x.tar.xz", std::string(64, 'A')), "test");
   REQUIRE(m.ok());

@@ -105,7 +105,7 @@ TEST_CASE("the home directory never falls back to the working directory") {
         "/h/.local/share/cudaenv");
 }
 
-TEST_CASE("a data root others can write is refused; one of ours, or sticky and ours, is not") {
+TEST_CASE("a data root others can write is refused, one of ours, or sticky and ours, is not") {
   test::TempDir dir;
   const auto root = dir.path() / "root";
   fs::create_directories(root / "toolkits");
