@@ -235,6 +235,7 @@ nlohmann::json triton_report(const Targets& targets, const Machine& machine, Con
   nlohmann::json report{{"ptxas", ptxas->path},
                         {"chosen_by", ptxas->chosen_by},
                         {"release", ptxas->release ? ptxas->release->str() : ""},
+                        {"runs", ptxas->runs},
                         {"problems", nlohmann::json::array()},
                         {"fix", ""}};
   const auto& db = machine.db;
@@ -282,8 +283,11 @@ void print_header(const Machine& machine, const Targets& targets, const scan::Wa
 
 void print_triton(const nlohmann::json& triton, Context& context) {
   if (triton.is_null()) return;
+  const auto runs = triton["runs"].get<std::string>();
   context.out << "\nTriton     ptxas " << shown(triton["ptxas"].get<std::string>()) << " ("
-              << shown(triton["chosen_by"].get<std::string>()) << ", release "
+              << shown(triton["chosen_by"].get<std::string>())
+              << (runs.empty() ? std::string() : ", a script running " + shown(runs))
+              << ", release "
               << (triton["release"].get<std::string>().empty()
                       ? "unknown"
                       : shown(triton["release"].get<std::string>()))

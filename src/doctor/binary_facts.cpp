@@ -103,7 +103,9 @@ BinaryFacts gather_binary_facts(const Sysroot& sysroot, ProcessRunner& runner,
   auto ptxas_variable = env.get("TRITON_PTXAS_PATH");
   if (ptxas_variable && !ptxas_variable->empty())
     ptxas_variable = sysroot.host_path(*ptxas_variable).string();
-  facts.triton = scan::find_triton_ptxas(*sites, ptxas_variable);
+  facts.triton = scan::find_triton_ptxas(*sites, ptxas_variable, [&](const std::string& path) {
+    return sysroot.host_path(path).string();
+  });
   return facts;
 }
 

@@ -114,10 +114,15 @@ Finding check_triton_ptxas(const CheckInput& in) {
     conclude(f, CheckStatus::skip, "triton is not installed");
     return f;
   }
-  f.evidence.push_back(triton->path + " (" + triton->chosen_by + ", release " +
-                       (triton->release ? triton->release->str() : std::string("unknown")) + ")");
+  f.evidence.push_back(
+      triton->path + " (" + triton->chosen_by +
+      (triton->runs.empty() ? std::string() : ", a script running " + triton->runs) + ", release " +
+      (triton->release ? triton->release->str() : std::string("unknown")) + ")");
   if (!triton->release) {
     conclude(f, CheckStatus::warn, "the release of Triton's ptxas could not be read");
+    f.fix = {
+        "cudaenv scan   # names the ptxas Triton uses; point TRITON_PTXAS_PATH at a "
+        "toolkit's bin/ptxas"};
     return f;
   }
   for (const auto& gpu : in.facts.machine.gpus) {

@@ -104,6 +104,16 @@ def triton_ptxas_that_dropped_volta(tmp):
     env["TRITON_PTXAS_PATH"] = str(PTXAS)
     chosen = json.loads(run(["scan", "--python", str(python), "--arch", "9.0", "--json"], env).stdout)["triton"]
     check(chosen["chosen_by"] == "TRITON_PTXAS_PATH" and chosen["problems"] == [], chosen)
+    # A wrapper script on PATH, as sites and containers have, is read through to its ptxas.
+    wrapper = tmp / "bin" / "ptxas"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nexec {PTXAS} "$@"\n')
+    env["TRITON_PTXAS_PATH"] = str(wrapper)
+    through = json.loads(run(["scan", "--python", str(python), "--arch", "7.0", "--json"], env).stdout)["triton"]
+    check(through["ptxas"] == str(wrapper) and through["runs"] == str(PTXAS)
+          and through["release"] == triton["release"], through)
+    text = run(["scan", "--python", str(python), "--arch", "9.0"], env).stdout
+    check(f"(TRITON_PTXAS_PATH, a script running {PTXAS}, release {triton['release']})" in text, text)
 
 
 @case

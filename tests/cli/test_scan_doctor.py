@@ -138,8 +138,19 @@ def triton_ptxas_that_does_not_know_the_gpu_fails(tmp):
     check("bundled with triton" in release, release)
     # TRITON_PTXAS_PATH is read inside the machine: a missing one there is not the host's.
     env["TRITON_PTXAS_PATH"] = "/opt/nowhere/ptxas"
-    check(findings(env)["triton-ptxas"]["evidence"][0].startswith(str(root / "opt/nowhere/ptxas")),
-          findings(env)["triton-ptxas"])
+    unreadable = findings(env)["triton-ptxas"]
+    check(unreadable["evidence"][0].startswith(str(root / "opt/nowhere/ptxas")), unreadable)
+    check(unreadable["status"] == "warn" and any("TRITON_PTXAS_PATH" in line for line in unreadable["fix"]),
+          f"a ptxas whose release is unknown comes with a fix: {unreadable}")
+    # A site's wrapper script names the machine's own ptxas, read inside the machine too.
+    (root / "opt/cuda/bin").mkdir(parents=True)
+    shutil.copy(ptxas, root / "opt/cuda/bin/ptxas")
+    (root / "usr/local/bin").mkdir(parents=True, exist_ok=True)
+    (root / "usr/local/bin/ptxas").write_text('#!/bin/sh\nexec /opt/cuda/bin/ptxas "$@"\n')
+    env["TRITON_PTXAS_PATH"] = "/usr/local/bin/ptxas"
+    wrapped = findings(env)["triton-ptxas"]
+    check("a script running /opt/cuda/bin/ptxas, release 1" in wrapped["evidence"][0]
+          and wrapped["status"] == "fail", wrapped)
 
 
 finish()

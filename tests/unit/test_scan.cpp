@@ -305,6 +305,51 @@ TEST_CASE("scan: ptxas's release comes from its first filled-in banner, not its 
   CHECK_FALSE(cudaenv::scan::ptxas_release_in("Cuda compilation tools, release 13.0"));
 }
 
+TEST_CASE("scan: a wrapper script's ptxas is followed one hop, read and never run") {
+  using namespace std::string_literals;
+  using cudaenv::scan::read_ptxas;
+  using cudaenv::scan::wrapped_ptxas;
+  test::TempDir dir;
+  const auto real = dir.path() / "cuda-12.8/bin/ptxas";
+  fs::create_directories(real.parent_path());
+  test::write_file(real,
+                   "\x7f"
+                   "ELF Cuda compilation tools, release 12.8, V12.8.93\0"s);
+  const auto wrapper = dir.path() / "ptxas";
+  test::write_file(wrapper, "#!/bin/sh\nexec " + real.string() + " \"$@\"\n");
+
+  const auto followed = read_ptxas(wrapper.string());
+  REQUIRE(followed.release);
+  CHECK(followed.release->str() == "12.8");
+  CHECK(followed.runs == real.string());
+  const auto direct = read_ptxas(real.string());
+  CHECK(direct.release);
+  CHECK(direct.runs.empty());
+
+  // The path in a wrapper is the machine's: below a sysroot it is read through the root.
+  test::write_file(dir.path() / "in-root", "#!/bin/sh\nexec /cuda-12.8/bin/ptxas \"$@\"\n");
+  const auto in_root = read_ptxas((dir.path() / "in-root").string(), [&](const std::string& path) {
+    return dir.path().string() + path;
+  });
+  CHECK(in_root.release);
+  CHECK(in_root.runs == "/cuda-12.8/bin/ptxas");
+
+  // A wrapper of a wrapper is not followed, nor one naming itself: no chain, no loop.
+  test::write_file(dir.path() / "outer", "#!/bin/sh\nexec " + wrapper.string() + "\n");
+  CHECK_FALSE(read_ptxas((dir.path() / "outer").string()).release);
+  test::write_file(dir.path() / "self/ptxas",
+                   "#!/bin/sh\nexec " + dir.path().string() + "/self/ptxas\n");
+  CHECK_FALSE(read_ptxas((dir.path() / "self/ptxas").string()).release);
+
+  CHECK(wrapped_ptxas("#!/bin/sh\nPTXAS='/opt/cuda/bin/ptxas'; exec \"$PTXAS\" \"$@\"\n") ==
+        "/opt/cuda/bin/ptxas");
+  CHECK_FALSE(wrapped_ptxas("#!/bin/sh\nexec \"$CUDA_HOME/bin/ptxas\" \"$@\"\n"));  // not expanded
+  CHECK_FALSE(wrapped_ptxas("exec /opt/cuda/bin/ptxas\n"));                         // no "#!"
+  CHECK_FALSE(wrapped_ptxas("#!/bin/sh\nexec /opt/cuda/bin/ptxas-real\n"));
+  CHECK_FALSE(
+      wrapped_ptxas("#!/bin/sh\n" + std::string(5000, '#') + "\nexec /opt/cuda/bin/ptxas\n"));
+}
+
 TEST_CASE("scan: the PyTorch wheel a fix names carries the architecture and runs on the driver") {
   test::TempDir root;
   const auto db = manifest::load_default_database(root.path());
