@@ -85,7 +85,9 @@ else
   release="$(echo "$nvcc_version" | cut -d. -f1,2).0"
   mirror="$work/mirror-split"
   manifest="$mirror/cuda/redist/redistrib_$release.json"
-  prefix=$(dirname "$(dirname "$(readlink -f "$nvcc")")")
+  # Where nvcc really runs from (nvcc -dryrun's _HERE_): PATH may hold a wrapper script.
+  here=$("$nvcc" -dryrun -x cu -c /dev/null -o /dev/null 2>&1 | sed -n 's/^#\$ _HERE_=//p' | head -1)
+  prefix=$(dirname "${here:-$(dirname "$(readlink -f "$nvcc")")}")
   libdir=$(readlink -f "$prefix/lib64")
   if [[ ! -f "$manifest" ]]; then
     echo "packing the local toolkit into $mirror (once)..."

@@ -14,6 +14,8 @@ BINARY = os.environ["CUDAENV_BIN"]
 FIXTURES = Path(os.environ["CUDAENV_FIXTURES_DIR"])
 FAKE_DRIVER = os.environ.get("CUDAENV_FAKE_DRIVER", "")
 SKIP = 77  # CTest's SKIP_RETURN_CODE for these tests
+# Installing a real toolkit (hundreds of MB of xz) under the sanitizers on a loaded 2-core machine.
+REAL_INSTALL_TIMEOUT = 600
 
 _failures = []
 
@@ -32,17 +34,18 @@ def clean_env(home, **extra):
     return env
 
 
-def run_in(args, env, cwd, expect=None):
+def run_in(args, env, cwd, expect=None, timeout=60):
     """cudaenv ARGS in directory `cwd`; with `expect`, checks the exit code (output in the message)."""
-    proc = subprocess.run([BINARY, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([BINARY, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     if expect is not None:
         check(proc.returncode == expect,
               f"cudaenv {' '.join(args)}: exit {proc.returncode}, expected {expect}\n{proc.stdout}\n{proc.stderr}")
     return proc
 
 
-def run(args, env, check_exit=None):
-    proc = subprocess.run([BINARY, *args], env=env, capture_output=True, text=True, timeout=60)
+def run(args, env, check_exit=None, timeout=60):
+    """`timeout` only proves "did not hang": installs of real toolkits pass a longer one."""
+    proc = subprocess.run([BINARY, *args], env=env, capture_output=True, text=True, timeout=timeout)
     if check_exit is not None and proc.returncode != check_exit:
         raise AssertionError(
             f"cudaenv {' '.join(args)} exited {proc.returncode}, expected {check_exit}\n"
@@ -102,14 +105,21 @@ def expect_error(proc, code, *needles):
 
 
 def case(function):
-    """Runs one test function, recording an exception as a failure; prints its name."""
+    """Runs one test function, recording an exception as a failure; prints its name and outcome."""
+    failures_before = len(_failures)
     try:
         with tempfile.TemporaryDirectory(prefix="cudaenv-cli-") as tmp:
             function(Path(tmp))
-        print(f"ok: {function.__name__}")
+        print(f"ok: {function.__name__}" if len(_failures) == failures_before else f"failed: {function.__name__}")
     except AssertionError as error:
         _failures.append(f"{function.__name__}: {error}")
         print(f"FAIL: {function.__name__}: {error}", file=sys.stderr)
+    except SystemExit as leaving:
+        # A case that skips the rest of the file must not turn earlier failures into a skip.
+        if leaving.code == SKIP and _failures:
+            print(f"{function.__name__} skipped the rest, after {len(_failures)} failure(s)", file=sys.stderr)
+            sys.exit(1)
+        raise
     return function
 
 

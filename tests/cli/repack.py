@@ -61,8 +61,21 @@ def write_manifest(mirror, product, version, components):
         json.dump(manifest, f, indent=4)
 
 
+def toolkit_bin_of(nvcc):
+    """The directory nvcc really runs from: a machine may put `exec …/cuda-13.0/bin/nvcc` wrapper
+    scripts on PATH, and the tests that copy a tool need the real ELF file, not the wrapper."""
+    proc = subprocess.run([nvcc, "-dryrun", "-x", "cu", "-c", os.devnull, "-o", os.devnull],
+                          capture_output=True, text=True, timeout=60)
+    for line in (proc.stdout + proc.stderr).splitlines():
+        if line.startswith("#$ _HERE_="):
+            return Path(line.split("=", 1)[1].strip())
+    return None
+
+
 def toolkit_prefix_of(nvcc):
-    return os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
+    """The toolkit nvcc belongs to, also when PATH holds a wrapper script that runs it."""
+    here = toolkit_bin_of(nvcc)
+    return str(here.parent) if here else os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
 
 
 def _library_dir(prefix):
@@ -148,13 +161,14 @@ def wheel_mirror(cache, workdir):
     """A mirror (kept under `cache`) of WHEEL_RELEASES packed from NVIDIA's wheels, or None when
     the wheels cannot be downloaded."""
     mirror = Path(cache) / "wheel-mirror"
+    missing = {release: pins for release, pins in WHEEL_RELEASES.items()
+               if not (mirror / "cuda" / "redist" / f"redistrib_{release}.json").exists()}
     try:
-        for release, pins in WHEEL_RELEASES.items():
-            if (mirror / "cuda" / "redist" / f"redistrib_{release}.json").exists():
-                continue
-            wheels = download_wheels(str(Path(cache) / "wheels"), pins)
-            pack_wheels(wheels, pins, str(mirror), release, str(Path(workdir) / f"unpacked-{release}"))
+        downloaded = {release: download_wheels(str(Path(cache) / "wheels"), pins) for release, pins in missing.items()}
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as error:
         print(f"skip: NVIDIA's wheels could not be downloaded ({error})")
         return None
+    # Packing is not guarded: a fault there is the test's failure, never a skip.
+    for release, wheels in downloaded.items():
+        pack_wheels(wheels, missing[release], str(mirror), release, str(Path(workdir) / f"unpacked-{release}"))
     return mirror

@@ -8,6 +8,8 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from repack import toolkit_bin_of
+
 KERNEL = """
 __global__ void scale(float* x, float by) { x[threadIdx.x] *= by; }
 extern "C" void launch_scale(float* x) { scale<<<1, 32>>>(x, 2.0f); }
@@ -20,17 +22,6 @@ def find_on_path(name):
         candidates.append(str(Path(os.environ["CUDA_HOME"]) / "bin" / name))
     candidates.append(f"/usr/local/cuda/bin/{name}")
     return next((c for c in candidates if c and os.access(c, os.X_OK)), None)
-
-
-def toolkit_bin_of(nvcc):
-    """The directory nvcc really runs from: a machine may put `exec …/cuda-13.0/bin/nvcc` wrapper
-    scripts on PATH, and the tests that copy a tool need the real ELF file, not the wrapper."""
-    proc = subprocess.run([nvcc, "-dryrun", "-x", "cu", "-c", os.devnull, "-o", os.devnull],
-                          capture_output=True, text=True, timeout=60)
-    for line in (proc.stdout + proc.stderr).splitlines():
-        if line.startswith("#$ _HERE_="):
-            return Path(line.split("=", 1)[1].strip())
-    return None
 
 
 def find_cuda_tool(name):

@@ -75,6 +75,7 @@ def sizes_then_prune_then_clean(tmp):
         check(pruned.stdout.startswith("removed 3 downloads") and "1 staging directory" in pruned.stdout, pruned.stdout)
         check("kept 1 download, 1 staging directory: in use by a running install" in pruned.stdout, pruned.stdout)
         left = names(downloads)
+        check(kept_12_4 and gone_12_6, f"both releases had downloads to judge: {kept_12_4} {gone_12_6}")
         check(all(n in left for n in kept_12_4) and not any(n in left for n in gone_12_6), f"after prune: {left}")
         check("cuda_nvcc-running.tar.xz" in left, f"the download being written stays: {left}")
         toolkits = names(root / "toolkits")

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from harness import BINARY, SKIP, case, check, clean_env, finish, mirror_server, run
+from harness import REAL_INSTALL_TIMEOUT, BINARY, SKIP, case, check, clean_env, finish, mirror_server, run
 import debian_cuda
 import repack
 
@@ -78,7 +78,7 @@ def installed():
     env = clean_env(tmp, CUDAENV_ROOT=tmp / "root", PATH="/usr/bin:/bin")
     with mirror_server(mirror) as (url, _):
         for release in ("11.8.0", "13.0.2"):
-            run(["install", release, "--mirror", url], env, check_exit=0)
+            run(["install", release, "--mirror", url], env, check_exit=0, timeout=REAL_INSTALL_TIMEOUT)
     projects = {}
     for release in ("11.8.0", "13.0.2"):
         project = tmp / f"project-{release}"

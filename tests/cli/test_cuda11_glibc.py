@@ -11,7 +11,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from harness import BINARY, SKIP, case, check, clean_env, finish, mirror_server, run
+from harness import REAL_INSTALL_TIMEOUT, BINARY, SKIP, case, check, clean_env, finish, mirror_server, run
 import debian_cuda
 
 GXX11 = shutil.which("g++-11", path="/usr/bin:/bin")
@@ -38,7 +38,7 @@ def debian_sysroot(into, glibc):
 def install_11_8(tmp):
     env = clean_env(tmp, CUDAENV_ROOT=tmp / "root", PATH="/usr/bin:/bin")
     with mirror_server(debian_cuda.redist_mirror()) as (url, _):
-        run(["install", "11.8.0", "--mirror", url], env, check_exit=0)
+        run(["install", "11.8.0", "--mirror", url], env, check_exit=0, timeout=REAL_INSTALL_TIMEOUT)
     project = tmp / "project"
     project.mkdir()
     (project / ".cudaenv").write_text('cuda = "11.8.0"\n')

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness import SKIP, case, check, clean_env, finish, mirror_server, run
+from harness import REAL_INSTALL_TIMEOUT, SKIP, case, check, clean_env, finish, mirror_server, run
 import repack
 
 CACHE = Path(os.environ.get("CUDAENV_TEST_CACHE", Path(__file__).parent / ".cache"))
@@ -49,7 +49,7 @@ def each_project_configures_against_its_own_toolkit(tmp):
     env = clean_env(tmp, CUDAENV_ROOT=tmp / "root")
     with mirror_server(mirror) as (url, _):
         for release in RELEASES:
-            run(["install", release, "--mirror", url], env, check_exit=0)
+            run(["install", release, "--mirror", url], env, check_exit=0, timeout=REAL_INSTALL_TIMEOUT)
     # Only the system directories on PATH: CMake must learn the toolkit from cudaenv's variables.
     env = dict(env, PATH="/usr/bin:/bin")
     for release, pins in RELEASES.items():

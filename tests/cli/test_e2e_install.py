@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness import SKIP, case, check, clean_env, finish, mirror_server, run
+from harness import REAL_INSTALL_TIMEOUT, SKIP, case, check, clean_env, finish, mirror_server, run
 import repack
 
 CACHE = Path(os.environ.get("CUDAENV_TEST_CACHE", Path(__file__).parent / ".cache"))
@@ -62,7 +62,10 @@ def the_machines_own_toolkit_installs_from_a_mirror_and_compiles(tmp):
         print("skip: no nvcc on PATH")
         return
     release = match.group(1) + ".0"
-    mirror = CACHE / f"system-mirror-{match.group(2)}"
+    # (Named apart from the "system-mirror-*" that earlier runs packed: a run whose PATH held a
+    # wrapper script took /usr/local for the toolkit; that one is removed.)
+    shutil.rmtree(CACHE / f"system-mirror-{match.group(2)}", ignore_errors=True)
+    mirror = CACHE / f"system-toolkit-mirror-{match.group(2)}"
     if not (mirror / "cuda" / "redist" / f"redistrib_{release}.json").exists():
         shutil.rmtree(mirror, ignore_errors=True)
         if not repack.pack_system_toolkit(repack.toolkit_prefix_of(nvcc), str(mirror), release, match.group(2)):
@@ -70,9 +73,13 @@ def the_machines_own_toolkit_installs_from_a_mirror_and_compiles(tmp):
             return
     env = clean_env(tmp, CUDAENV_ROOT=tmp / "root")
     with mirror_server(mirror) as (url, _):
-        run(["install", release, "--mirror", url, "--components", "minimal"], env, check_exit=0)
+        run(["install", release, "--mirror", url, "--components", "minimal"], env, check_exit=0,
+            timeout=REAL_INSTALL_TIMEOUT)
     prefix = tmp / "root" / "toolkits" / release
     check(nvcc_version(prefix) == match.group(2), f"installed nvcc reports {match.group(2)}")
+    # The toolkit's own programs were packed, not a wrapper that runs the machine's.
+    for program in ("bin/nvcc", "bin/ptxas", "nvvm/bin/cicc"):
+        check((prefix / program).read_bytes()[:4] == b"\x7fELF", f"{program} is the toolkit's own program")
     proc, binary = compile_with(prefix, tmp, env)
     check(proc.returncode == 0, f"the installed nvcc compiles and links:\n{proc.stderr}")
     check(binary.exists(), "an executable was produced")
@@ -86,7 +93,7 @@ def two_releases_from_nvidias_wheels_install_side_by_side(tmp):
     env = clean_env(tmp, CUDAENV_ROOT=tmp / "root")
     with mirror_server(mirror) as (url, _):
         for release in RELEASES:
-            run(["install", release, "--mirror", url], env, check_exit=0)
+            run(["install", release, "--mirror", url], env, check_exit=0, timeout=REAL_INSTALL_TIMEOUT)
     listed = run(["list"], env, check_exit=0).stdout
     for release, pins in RELEASES.items():
         prefix = tmp / "root" / "toolkits" / release

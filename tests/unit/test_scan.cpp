@@ -99,25 +99,6 @@ std::set<std::string> described(const BinaryScan& scan) {
   return names;
 }
 
-// What cuobjdump lists for a file (`ELF file 1: x.1.sm_75.cubin`, `PTX file 1: x.1.sm_80.ptx`).
-std::set<std::string> cuobjdump_listing(const std::string& cuobjdump, const fs::path& file) {
-  SystemProcessRunner runner;
-  auto run = runner.run({{cuobjdump, "--list-elf", "--list-ptx", file.string()},
-                         std::nullopt,
-                         std::chrono::minutes(1)});
-  std::set<std::string> names;
-  if (!run) return names;
-  for (const auto& line : text::lines(run->out)) {
-    const auto sm = line.rfind(".sm_");
-    if (sm == std::string::npos) continue;
-    const auto dot = line.find('.', sm + 1);
-    const auto arch =
-        line.substr(sm + 4, dot == std::string::npos ? std::string::npos : dot - sm - 4);
-    names.insert((text::ends_with(line, ".ptx") ? "compute_" : "sm_") + arch);
-  }
-  return names;
-}
-
 // The PTX ISA this nvcc writes, from the database of releases: 9.0 for CUDA 13.0.
 PtxIsa nvcc_isa(const BinaryScan& scan) {
   for (const auto& code : scan.codes)
@@ -171,21 +152,6 @@ TEST_CASE("scan: PTX only is compiled by the driver for any newer GPU") {
   CHECK(described(*scan) == std::set<std::string>{"compute_75"});
   for (int arch : {75, 86, 90, 120})
     CHECK(verdict_for(scan->codes, arch, std::nullopt).coverage == Coverage::jit);
-}
-
-TEST_CASE("scan: the answers match cuobjdump's listing where cuobjdump is installed") {
-  if (!have_nvcc()) return;
-  const auto cuobjdump = find_cuda_tool("cuobjdump");
-  if (!cuobjdump) {
-    MESSAGE("skipped: no cuobjdump beside nvcc to compare with");
-    return;
-  }
-  for (const char* name : {"sm75.so", "sm80_ptx.so", "ptx_only.so"}) {
-    CAPTURE(name);
-    const auto scan = scan_binary(built().path(name));
-    REQUIRE(scan);
-    CHECK(described(*scan) == cuobjdump_listing(*cuobjdump, built().path(name)));
-  }
 }
 
 TEST_CASE("scan: a walk finds the GPU binaries and skips links and other files") {
