@@ -1,10 +1,12 @@
 """Shared by the scan and why tests: a real nvcc and C compiler build small libraries, and a real
 virtual environment holds them as a site-packages tree would."""
 
+import atexit
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -31,6 +33,17 @@ def find_cuda_tool(name):
     if here and os.access(here / name, os.X_OK):
         return str(here / name)
     return find_on_path(name)
+
+
+def nvcc_and_scratch(prefix):
+    """The real nvcc and a scratch directory removed at exit; without nvcc the file is skipped."""
+    nvcc = find_cuda_tool("nvcc")
+    if not nvcc:
+        print("skip: no nvcc on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin to build GPU code with")
+        sys.exit(77)  # CTest's SKIP_RETURN_CODE
+    scratch = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, scratch, True)
+    return nvcc, scratch
 
 
 def build_cuda_libraries(nvcc, directory, variants):

@@ -2,25 +2,16 @@
 as extensions and wheels place them, judged for described GPUs (--arch) — native, jit, none with
 its fix — plus Triton's bundled ptxas (a real one) and a damaged file among them."""
 
-import atexit
 import json
 import os
 import shutil
 import subprocess
-import tempfile
-import sys
 from pathlib import Path
 
-from harness import FAKE_DRIVER, SKIP, case, check, clean_env, expect_error, finish, fixture_machine, run
-from scan_fixtures import build_cuda_libraries, find_cuda_tool, make_venv
+from harness import FAKE_DRIVER, case, check, clean_env, expect_error, finish, fixture_machine, run
+from scan_fixtures import build_cuda_libraries, make_venv, nvcc_and_scratch
 
-NVCC = find_cuda_tool("nvcc")
-if not NVCC:
-    print("skip: no nvcc on PATH, in $CUDA_HOME/bin or /usr/local/cuda/bin to build GPU code with")
-    sys.exit(SKIP)
-
-BUILT = Path(tempfile.mkdtemp(prefix="cudaenv-scan-built-"))
-atexit.register(shutil.rmtree, BUILT, True)
+NVCC, BUILT = nvcc_and_scratch("cudaenv-scan-built-")
 # A translation unit without kernels, as NVIDIA's libcufftw.so.12 has: nvcc still writes an
 # sm_75 cubin for it, holding no function. Built beside the others.
 (BUILT / "no_kernels.cu").write_text('extern "C" int plan_count(int n) { return n + 1; }\n'

@@ -6,19 +6,16 @@ cuobjdump comes from NVIDIA's nvidia-cuda-cuobjdump wheel on PyPI (cached under
 $CUDAENV_TEST_CACHE/wheels): the toolkit on a machine need not carry it, so the comparison runs
 everywhere the wheel can be fetched once."""
 
-import atexit
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import zipfile
 from pathlib import Path
 
 import repack
 from harness import SKIP, case, check, clean_env, finish, run
-from scan_fixtures import build_cuda_libraries, find_cuda_tool
+from scan_fixtures import build_cuda_libraries, nvcc_and_scratch
 
 # The oldest CUDA 13 cuobjdump NVIDIA publishes as a wheel; it reads what nvcc 13.0 writes.
 CUOBJDUMP_PIN = {"nvidia-cuda-cuobjdump": "13.2.51"}
@@ -30,13 +27,7 @@ VARIANTS = {
     "several.so": "arch=compute_80,code=[sm_80,sm_86,sm_90,compute_80]",
 }
 
-NVCC = find_cuda_tool("nvcc")
-if not NVCC:
-    print("skip: no nvcc to build GPU code with")
-    sys.exit(SKIP)
-
-WORK = Path(tempfile.mkdtemp(prefix="cudaenv-cuobjdump-"))
-atexit.register(shutil.rmtree, WORK, True)
+NVCC, WORK = nvcc_and_scratch("cudaenv-cuobjdump-")
 
 
 def cuobjdump_from_wheel():
