@@ -18,7 +18,7 @@ using HostPath = std::function<std::string(const std::string&)>;
 
 struct PtxasFile {
   std::optional<Version> release;  // the CUDA release it comes from; nullopt: unreadable
-  // When the file is a wrapper script (`exec /usr/local/cuda-13.0/bin/ptxas "$@"`, as sites
+  // When the file is a wrapper script (`exec <a toolkit>/bin/ptxas "$@"`, as sites
   // and containers put on PATH), the ptxas it runs, whose banner gave the release; else empty.
   std::string runs;
 };
