@@ -14,6 +14,8 @@ BINARY = os.environ["CUDAENV_BIN"]
 FIXTURES = Path(os.environ["CUDAENV_FIXTURES_DIR"])
 FAKE_DRIVER = os.environ.get("CUDAENV_FAKE_DRIVER", "")
 SKIP = 77  # CTest's SKIP_RETURN_CODE for these tests
+# A Debian/Ubuntu PATH without any CUDA directory, for runs that must not see this machine's nvcc.
+DEBIAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # Installing a real toolkit (hundreds of MB of xz) under the sanitizers on a loaded 2-core machine.
 REAL_INSTALL_TIMEOUT = 600
 
@@ -71,21 +73,30 @@ def fixture_machine(name, into):
 
 
 @contextlib.contextmanager
-def mirror_server(root, faults=None):
-    """Serves `root` on 127.0.0.1 (see mirror_server.py); yields (base_url, faults_path).
-    Rewrite the faults file to change the faults; its .log records every request."""
-    control = Path(tempfile.mkdtemp(prefix="cudaenv-mirror-"))
-    faults_path = control / "faults.json"
-    faults_path.write_text(json.dumps(faults or {}))
-    server = subprocess.Popen([sys.executable, str(Path(__file__).parent / "mirror_server.py"), str(root),
-                               str(faults_path)], stdout=subprocess.PIPE, text=True)
+def loopback_server(script, served, settings, control_name):
+    """Runs tests/cli/SCRIPT SERVED CONTROL on 127.0.0.1 (the server prints its port first);
+    CONTROL is a JSON file holding `settings`, which a test may rewrite while the server runs.
+    Yields (base_url, control path)."""
+    control = Path(tempfile.mkdtemp(prefix="cudaenv-server-"))
+    control_path = control / control_name
+    control_path.write_text(json.dumps(settings or {}))
+    server = subprocess.Popen([sys.executable, str(Path(__file__).parent / script), str(served),
+                               str(control_path)], stdout=subprocess.PIPE, text=True)
     try:
         port = int(server.stdout.readline())
-        yield f"http://127.0.0.1:{port}", faults_path
+        yield f"http://127.0.0.1:{port}", control_path
     finally:
         server.kill()
         server.wait()
         shutil.rmtree(control, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def mirror_server(root, faults=None):
+    """Serves `root` on 127.0.0.1 (see mirror_server.py); yields (base_url, faults_path).
+    Rewrite the faults file to change the faults; its .log records every request."""
+    with loopback_server("mirror_server.py", root, faults, "faults.json") as served:
+        yield served
 
 
 def check(condition, message):

@@ -6,7 +6,7 @@ asserted, then a failure in the middle, the resumed run, the reboot and a run wi
 import os
 import sys
 
-from harness import SKIP, case, check, clean_env, finish, fixture_machine, run
+from harness import DEBIAN_PATH, SKIP, case, check, clean_env, finish, fixture_machine, run
 
 if os.geteuid() != 0:
     # As a user every privileged command would go through sudo; these tests assert the root form.
@@ -14,7 +14,6 @@ if os.geteuid() != 0:
     sys.exit(SKIP)
 
 STAND_INS = ["apt-get", "update-initramfs", "ubuntu-drivers", "cudaenv", "nvidia-smi"]
-DEBIAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 def make_stand_ins(directory, log, failing=None):

@@ -3,13 +3,11 @@ of each machine with CUDAENV_SYSROOT, must report it exactly, in JSON and in tex
 
 import sys
 
-from harness import FAKE_DRIVER, SKIP, case, check, clean_env, finish, fixture_machine, run, run_json
+from harness import DEBIAN_PATH, FAKE_DRIVER, SKIP, case, check, clean_env, finish, fixture_machine, run, run_json
 
 if not FAKE_DRIVER:
     print("skip: CUDAENV_FAKE_DRIVER is not set, fixture machines need the fake driver library")
     sys.exit(SKIP)
-
-DEBIAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 def machine_env(tmp, name, **variables):

@@ -11,7 +11,7 @@ import shutil
 import sys
 import tomllib
 
-from harness import FAKE_DRIVER, FIXTURES, SKIP, case, check, clean_env, expect_error, finish, fixture_machine
+from harness import DEBIAN_PATH, FAKE_DRIVER, FIXTURES, SKIP, case, check, clean_env, expect_error, finish, fixture_machine
 from harness import mirror_server, run_in
 from synthetic_mirror import toolkit_release
 
@@ -19,7 +19,6 @@ if not FAKE_DRIVER:
     print("skip: fixture machines need the fake driver library")
     sys.exit(SKIP)
 
-DEBIAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 PROJECT = """cuda = "13.0"
 [targets.a100]
 driver = "580.65.06"

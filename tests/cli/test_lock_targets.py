@@ -9,11 +9,10 @@ import sys
 import tomllib
 from pathlib import Path
 
-from harness import (BINARY, FAKE_DRIVER, FIXTURES, SKIP, case, check, clean_env, expect_error, finish,
+from harness import (DEBIAN_PATH, BINARY, FAKE_DRIVER, FIXTURES, SKIP, case, check, clean_env, expect_error, finish,
                      fixture_machine, mirror_server)
 from synthetic_mirror import toolkit_release
 
-DEBIAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 PROJECT = """cuda = "12.4"
 [targets.a100]
 driver = "535.104.05"
@@ -84,7 +83,6 @@ def verify_on_a_machine_matching_no_target_names_the_closest(tmp):
     (project / ".cudaenv").write_text(PROJECT + '[targets.h100]\ndriver = "550.54.15"\narch = ["9.0"]\n')
     proc = cudaenv(["verify", "12.2"], env, project)
     check("matches none" not in proc.stderr, f"an H100 machine matches [targets.h100]: {proc.stderr}")
-
 
 
 @case

@@ -6,7 +6,7 @@ lists all three GPUs."""
 import json
 import sys
 
-from harness import FAKE_DRIVER, SKIP, case, check, clean_env, finish, fixture_machine, run_in
+from harness import DEBIAN_PATH, FAKE_DRIVER, SKIP, case, check, clean_env, finish, fixture_machine, run_in
 
 if not FAKE_DRIVER:
     print("skip: CUDAENV_FAKE_DRIVER is not set, fixture machines need the fake driver library")
@@ -14,7 +14,6 @@ if not FAKE_DRIVER:
 
 H100 = "NVIDIA H100 80GB HBM3"
 A100 = "NVIDIA A100-SXM4-80GB"
-DEBIAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 def three_gpu_machine(tmp):

@@ -10,9 +10,8 @@ import subprocess
 import tomllib
 from pathlib import Path
 
-from harness import BINARY, case, check, clean_env, finish, install_synthetic_toolkits, run
+from harness import DEBIAN_PATH, BINARY, case, check, clean_env, finish, install_synthetic_toolkits, run
 
-DEBIAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 MANIFEST = Path(__file__).resolve().parents[2] / "manifests" / "cuda.toml"
 
 

@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from harness import (BINARY, FAKE_DRIVER, FIXTURES, case, check, clean_env, finish, fixture_machine,
+from harness import (DEBIAN_PATH, BINARY, FAKE_DRIVER, FIXTURES, case, check, clean_env, finish, fixture_machine,
                      install_synthetic_toolkits, mirror_server)
 from synthetic_mirror import toolkit_release
 
@@ -19,7 +19,6 @@ CONTROL_BYTES = (b"\x1b", b"\x07", b"\x9b")
 # What a child process or the machine may print: a window title, a screen clear, a bare carriage
 # return that would let the rest of a line overwrite its start.
 PLANTED = "\x1b]0;pwn\x07\x1b[2J\rFORGED"
-DEBIAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 def cudaenv(args, env, cwd):

@@ -5,13 +5,11 @@ import json
 import shutil
 import sys
 
-from harness import FAKE_DRIVER, FIXTURES, SKIP, case, check, clean_env, finish, fixture_machine, run
+from harness import DEBIAN_PATH, FAKE_DRIVER, FIXTURES, SKIP, case, check, clean_env, finish, fixture_machine, run
 
 if not FAKE_DRIVER:
     print("skip: CUDAENV_FAKE_DRIVER is not set, fixture machines need the fake driver library")
     sys.exit(SKIP)
-
-DEBIAN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 def verify_json(args, env, expect_exit):
