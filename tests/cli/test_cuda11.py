@@ -182,14 +182,19 @@ def the_shim_and_cmake_build_the_11_8_project_with_g_plus_plus_11(tmp):
     check((project / "build" / "kernel").exists(), "the program was linked")
 
 
-def without_gxx11(tmp):
-    """A PATH holding everything of /usr/bin but the GCC 11 programs."""
-    sandbox = tmp / "sandbox-bin"
+def usr_bin_without(tmp, pattern, directory):
+    """A PATH directory linking every program of /usr/bin whose name does not match `pattern`."""
+    sandbox = tmp / directory
     sandbox.mkdir()
     for name in sorted(os.listdir("/usr/bin")):
-        if not re.search(r"-11$", name):
+        if not re.search(pattern, name):
             (sandbox / name).symlink_to(Path("/usr/bin") / name)
     return sandbox
+
+
+def without_gxx11(tmp):
+    """A PATH holding everything of /usr/bin but the GCC 11 programs."""
+    return usr_bin_without(tmp, r"-11$", "sandbox-bin")
 
 
 @case
@@ -254,12 +259,7 @@ def nvcc_11_8_ignores_nvcc_ccbin_so_activation_still_adds_the_ccbin(tmp):
 
 def without_compilers(tmp):
     """A PATH holding everything of /usr/bin but the C and C++ compilers."""
-    sandbox = tmp / "no-compiler-bin"
-    sandbox.mkdir()
-    for name in sorted(os.listdir("/usr/bin")):
-        if not re.search(r"(^|-)(gcc|g\+\+|cc|c\+\+|cpp|clang|clang\+\+)(-[0-9.]+)?$", name):
-            (sandbox / name).symlink_to(Path("/usr/bin") / name)
-    return sandbox
+    return usr_bin_without(tmp, r"(^|-)(gcc|g\+\+|cc|c\+\+|cpp|clang|clang\+\+)(-[0-9.]+)?$", "no-compiler-bin")
 
 
 @case
