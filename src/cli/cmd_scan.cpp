@@ -242,7 +242,7 @@ nlohmann::json triton_report(const Targets& targets, const Machine& machine, Con
   if (!db || !ptxas->release) return report;
   const auto toolkit_ptxas =
       fs::path(context.env.get_nonempty("CUDA_HOME").value_or("/usr/local/cuda")) / "bin/ptxas";
-  const auto toolkit_release = scan::ptxas_release(toolkit_ptxas.string());
+  const auto toolkit_release = scan::read_ptxas(toolkit_ptxas.string()).release;
   for (const auto& gpu : machine.gpus) {
     const auto problem = scan::ptxas_arch_problem(*db, *ptxas->release, gpu.arch);
     if (!problem) continue;

@@ -58,8 +58,6 @@ PtxasFile read_ptxas(const std::string& path, const HostPath& host_path) {
   return {wrapped ? ptxas_release_in(text_of(*wrapped)) : std::nullopt, *target};
 }
 
-std::optional<Version> ptxas_release(const std::string& path) { return read_ptxas(path).release; }
-
 std::optional<std::string> wrapped_ptxas(std::string_view script) {
   if (!script.starts_with("#!") || script.size() > max_wrapper_bytes) return std::nullopt;
   constexpr std::string_view separators = " \t\r\n\"'`;|&()<>=";

@@ -41,7 +41,6 @@ std::optional<TritonPtxas> find_triton_ptxas(const std::vector<std::string>& sit
 // compilation tools, release 12.8, V12.8.93"), or through one wrapper script to the ptxas it
 // names: nothing is run, a script is only read.
 PtxasFile read_ptxas(const std::string& path, const HostPath& host_path = {});
-std::optional<Version> ptxas_release(const std::string& path);
 // The absolute path ending in /ptxas that a short script (starting with "#!") names; nullopt for
 // anything else. Words holding '$' are left alone: nothing is expanded.
 std::optional<std::string> wrapped_ptxas(std::string_view script);
