@@ -3,6 +3,7 @@
 #include "activate/host_compiler.hpp"
 #include "activate/shims.hpp"
 #include "cli/commands.hpp"
+#include "core/safe_write.hpp"
 #include "core/files.hpp"
 #include "core/ownership.hpp"
 #include "core/paths.hpp"

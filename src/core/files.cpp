@@ -93,22 +93,6 @@ Result<std::string> read_small_file_or_empty(const std::filesystem::path& path) 
   return text;
 }
 
-Status write_file_atomically(const std::filesystem::path& path, const std::string& text) {
-  std::error_code ec;
-  std::filesystem::create_directories(path.parent_path(), ec);
-  const auto temporary = path.string() + ".tmp-" + std::to_string(::getpid());
-  std::FILE* out = std::fopen(temporary.c_str(), "w");
-  bool written = out != nullptr && std::fwrite(text.data(), 1, text.size(), out) == text.size();
-  if (out != nullptr) written = std::fclose(out) == 0 && written;
-  if (written) std::filesystem::rename(temporary, path, ec);
-  if (!written || ec) {
-    std::filesystem::remove(temporary, ec);
-    return make_error(ErrorKind::failure, "cannot write " + path.string() + ": " +
-                                              (written ? ec.message() : std::strerror(errno)));
-  }
-  return Ok{};
-}
-
 bool is_executable_file(const std::filesystem::path& path) {
   struct stat status {};
   return ::stat(path.c_str(), &status) == 0 && S_ISREG(status.st_mode) &&

@@ -25,10 +25,6 @@ Result<std::string> read_small_file(const std::filesystem::path& path);
 // As read_small_file, with a missing file read as empty.
 Result<std::string> read_small_file_or_empty(const std::filesystem::path& path);
 
-// Writes `text` beside `path` and renames it over `path` (creating the parent directories): an
-// interrupted write leaves the old file whole. Errors name the file.
-Status write_file_atomically(const std::filesystem::path& path, const std::string& text);
-
 // A regular file (after links) this process may execute.
 bool is_executable_file(const std::filesystem::path& path);
 

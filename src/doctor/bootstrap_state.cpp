@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/safe_write.hpp"
 #include "core/files.hpp"
 
 namespace cudaenv::doctor {

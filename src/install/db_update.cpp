@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/safe_write.hpp"
 #include "core/files.hpp"
 #include "install/interrupt.hpp"
 #include "install/store.hpp"

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/safe_write.hpp"
 #include "core/files.hpp"
 #include "core/parallel.hpp"
 #include "install/db_update.hpp"

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/safe_write.hpp"
 #include "core/files.hpp"
 #include "core/parallel.hpp"
 #include "install/extract.hpp"

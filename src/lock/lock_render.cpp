@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 #include <toml++/toml.h>
 
+#include "core/safe_write.hpp"
 #include "core/files.hpp"
 #include "lock/lock_file.hpp"
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/safe_write.hpp"
 #include "core/files.hpp"
 #include "core/text.hpp"
 #include "probe/kernel_module.hpp"
