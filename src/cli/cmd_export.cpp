@@ -1,10 +1,9 @@
 // `cudaenv export dockerfile|apptainer [--base IMAGE] [-o FILE]`: a container recipe for the
 // project of the current directory (export/recipe.hpp).
 
-#include <fstream>
-
 #include "cli/commands.hpp"
 #include "core/paths.hpp"
+#include "core/safe_write.hpp"
 #include "core/text.hpp"
 #include "export/recipe.hpp"
 #include "manifest/load.hpp"
@@ -28,9 +27,7 @@ Status write_recipe(const std::string& text, const ExportOptions& options, Conte
     context.out << text;
     return Ok{};
   }
-  std::ofstream out(options.output, std::ios::trunc);
-  out << text;
-  if (!out.flush())
+  if (!write_file_atomically(options.output, text, WriteOptions{0644, CreateParents::no}))
     return make_error(ErrorKind::failure,
                       "-o: cannot write " + text::printable(options.output, text::message_limit),
                       "name a file in a writable directory");

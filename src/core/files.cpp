@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
+#include "core/fd.hpp"
+
 namespace cudaenv {
 
 namespace {
@@ -66,7 +68,8 @@ Result<std::string> read_bounded(int fd, const std::filesystem::path& path) {
 
 Result<std::string> read_small_file(const std::filesystem::path& path) {
   // Non-blocking: opening a FIFO without a writer, or reading /proc/kmsg, would wait forever.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  const UniqueFd file(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  const int fd = file.get();
   if (fd < 0) return read_error(path, errno);
   struct stat status {};
   Result<std::string> result = std::string();
@@ -83,7 +86,6 @@ Result<std::string> read_small_file(const std::filesystem::path& path) {
   } else {
     result = read_bounded(fd, path);
   }
-  ::close(fd);
   return result;
 }
 

@@ -17,6 +17,7 @@
 
 #include <sys/wait.h>
 
+#include "core/fd.hpp"
 #include "core/files.hpp"
 #include "core/text.hpp"
 
@@ -59,20 +60,18 @@ class RunningGroup {
   std::atomic<pid_t>* slot_ = nullptr;
 };
 
-// Closes both ends on scope exit so no descriptor leaks on an early return.
+// Both ends owned, so no descriptor leaks on an early return.
 struct Pipe {
   int fds[2] = {-1, -1};
-  Pipe() = default;
-  Pipe(const Pipe&) = delete;
-  Pipe& operator=(const Pipe&) = delete;
-  ~Pipe() {
-    for (int fd : fds) {
-      if (fd >= 0) ::close(fd);
-    }
+  UniqueFd ends[2];
+  bool open() {
+    if (::pipe2(fds, O_CLOEXEC) != 0) return false;
+    ends[0] = UniqueFd(fds[0]);
+    ends[1] = UniqueFd(fds[1]);
+    return true;
   }
-  bool open() { return ::pipe2(fds, O_CLOEXEC) == 0; }
   void close_end(int which) {
-    if (fds[which] >= 0) ::close(fds[which]);
+    ends[which] = UniqueFd();
     fds[which] = -1;
   }
 };

@@ -61,8 +61,7 @@ std::string random_suffix() {
 
 Result<std::string> checked_file_name(const fs::path& path) {
   const std::string name = path.filename().string();
-  if (name.empty() || name == "." || name == "..")
-    return write_error(path, "not a file name");
+  if (name.empty() || name == "." || name == "..") return write_error(path, "not a file name");
   return name;
 }
 
@@ -94,8 +93,8 @@ Result<std::string> create_temporary(int dir, const fs::path& path, const std::s
     int fd = -1;
     {
       const std::lock_guard guard(umask_lock());  // an extraction may have the umask at 0
-      fd = ::openat(dir, temporary.c_str(),
-                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+      fd = ::openat(dir, temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                    mode);
     }
     if (fd >= 0) {
       out = UniqueFd(fd);
@@ -109,13 +108,18 @@ Result<std::string> create_temporary(int dir, const fs::path& path, const std::s
   return write_error(path, "no unused temporary name beside it");
 }
 
-Status write_all(int fd, std::string_view text, const fs::path& path) {
+Status write_unsynced(int fd, std::string_view text, const fs::path& path) {
   while (!text.empty()) {
     const auto wrote = ::write(fd, text.data(), text.size());
     if (wrote < 0 && errno == EINTR) continue;
     if (wrote <= 0) return write_error(path, wrote < 0 ? errno : EIO);
     text.remove_prefix(static_cast<std::size_t>(wrote));
   }
+  return Ok{};
+}
+
+Status write_all(int fd, std::string_view text, const fs::path& path) {
+  if (auto written = write_unsynced(fd, text, path); !written) return written;
   if (::fsync(fd) != 0 && errno != EINVAL) return write_error(path, errno);
   return Ok{};
 }
@@ -140,8 +144,8 @@ Status write_file_atomically(const fs::path& path, std::string_view text,
     return write_error(path, "a directory is in the way");
 
   UniqueFd file;
-  auto temporary = create_temporary(dir->get(), path, *name,
-                                    mode_for(dir->get(), *name, options.mode), file);
+  auto temporary =
+      create_temporary(dir->get(), path, *name, mode_for(dir->get(), *name, options.mode), file);
   if (!temporary) return temporary.error();
   Status written = write_all(file.get(), text, path);
   if (written) written = file.close(path.string());
@@ -175,6 +179,30 @@ Status replace_symlink_atomically(const fs::path& link, const fs::path& target) 
     return Ok{};
   }
   return write_error(link, "no unused temporary name beside it");
+}
+
+Result<UniqueFd> open_for_append(const fs::path& path) {
+  int fd = -1;
+  {
+    const std::lock_guard guard(umask_lock());
+    fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                0644);
+  }
+  if (fd < 0)
+    return write_error(path, errno == ELOOP ? std::string("a symlink is in the way")
+                                            : std::string(std::strerror(errno)));
+  UniqueFd file(fd);
+  struct stat status {};
+  if (::fstat(fd, &status) != 0) return write_error(path, errno);
+  if (!S_ISREG(status.st_mode)) return write_error(path, "not a regular file");
+  return file;
+}
+
+Status append_to_file(const fs::path& path, std::string_view text) {
+  auto file = open_for_append(path);
+  if (!file) return file.error();
+  if (auto written = write_unsynced(file->get(), text, path); !written) return written;
+  return file->close(path.string());
 }
 
 }  // namespace cudaenv

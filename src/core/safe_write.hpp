@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "core/fd.hpp"
 
 namespace cudaenv {
 
@@ -37,6 +38,13 @@ Status write_file_atomically(const std::filesystem::path& path, std::string_view
 // made under an unpredictable temporary name first). Errors name the link.
 Status replace_symlink_atomically(const std::filesystem::path& link,
                                   const std::filesystem::path& target);
+
+// Opens `path` for appending (a log, a download's partial file), created 0644 when missing,
+// never through a link: a symlink or anything but a regular file at `path` is refused.
+Result<UniqueFd> open_for_append(const std::filesystem::path& path);
+
+// Appends all of `text` to `path` through open_for_append.
+Status append_to_file(const std::filesystem::path& path, std::string_view text);
 
 // An unpredictable, hidden name beside `name` for a temporary file or link:
 // ".NAME.tmp-<16 hex digits>" (NAME cut so the whole stays within NAME_MAX).

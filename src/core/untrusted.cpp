@@ -143,10 +143,11 @@ bool is_valid(Field field, std::string_view value) {
 
 Status check(Field field, std::string_view value, std::string_view where, ErrorKind kind) {
   if (is_valid(field, value)) return Ok{};
-  return make_error(kind,
-                    std::string(where) + ": \"" + text::printable(value) + "\" is not " +
-                        std::string(describe(field)),
-                    "the file or mirror is corrupt or hostile: regenerate it or use another source");
+  return make_error(
+      kind,
+      std::string(where) + ": \"" + text::printable(value) + "\" is not " +
+          std::string(describe(field)),
+      "the file or mirror is corrupt or hostile: regenerate it or use another source");
 }
 
 }  // namespace cudaenv::untrusted

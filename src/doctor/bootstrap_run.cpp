@@ -2,8 +2,7 @@
 
 #include <unistd.h>
 
-#include <fstream>
-
+#include "core/safe_write.hpp"
 #include "core/text.hpp"
 #include "doctor/bootstrap_state.hpp"
 #include "probe/toolkits.hpp"
@@ -29,7 +28,8 @@ struct Runner {
   }
 
   void log(const std::string& text) const {
-    std::ofstream(log_file, std::ios::app) << text << (text::ends_with(text, "\n") ? "" : "\n");
+    // The log is a record for the user: a step never fails because it could not be kept.
+    (void)append_to_file(log_file, text::ends_with(text, "\n") ? text : text + "\n");
   }
 
   // argv[0] looked up in the environment's PATH, so stand-ins placed first on PATH are the ones

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/files.hpp"
+#include "core/safe_write.hpp"
 #include "core/text.hpp"
 
 namespace cudaenv::install {
@@ -125,40 +126,18 @@ Status write_receipt(const fs::path& prefix, const Receipt& receipt) {
 }
 
 Status write_new_file(const fs::path& dir, const std::string& name, std::string_view content) {
-  const auto path = (dir / name).string();
-  const auto failed = [&](ErrorKind kind, const std::string& why) {
-    return make_error(kind, "cannot write " + path + ": " + why,
-                      kind == ErrorKind::integrity
-                          ? "an archive holds an entry of that name; nothing was installed"
-                          : "free space (or quota) where the cudaenv data root is, then run the "
-                            "command again");
-  };
-  const auto system_reason = [] {
-    return std::error_code(errno, std::generic_category()).message();
-  };
-  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (dir_fd < 0) return failed(ErrorKind::failure, system_reason());
-  if (::unlinkat(dir_fd, name.c_str(), 0) != 0 && errno != ENOENT) {
-    const bool directory = errno == EISDIR;
-    const auto why = directory ? std::string("a directory is in the way") : system_reason();
-    ::close(dir_fd);
-    return failed(directory ? ErrorKind::integrity : ErrorKind::failure, why);
-  }
-  const int fd =
-      ::openat(dir_fd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  ::close(dir_fd);
-  if (fd < 0) return failed(ErrorKind::failure, system_reason());
-  while (!content.empty()) {
-    const auto written = ::write(fd, content.data(), content.size());
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) {
-      const auto why = written < 0 ? system_reason() : std::string("nothing written");
-      ::close(fd);
-      return failed(ErrorKind::failure, why);
-    }
-    content.remove_prefix(static_cast<size_t>(written));
-  }
-  if (::close(fd) != 0) return failed(ErrorKind::failure, system_reason());
+  const auto path = dir / name;
+  // An archive may hold a directory under cudaenv's own file name: that is the archive's fault.
+  std::error_code ec;
+  if (fs::is_directory(fs::symlink_status(path, ec)))
+    return make_error(ErrorKind::integrity,
+                      "cannot write " + path.string() + ": a directory is in the way",
+                      "an archive holds an entry of that name; nothing was installed");
+  auto written = write_file_atomically(path, content, WriteOptions{0644, CreateParents::no});
+  if (!written)
+    return make_error(ErrorKind::failure, written.error().message,
+                      "free space (or quota) where the cudaenv data root is, then run the "
+                      "command again");
   return Ok{};
 }
 

@@ -63,10 +63,10 @@ constexpr const char* receipt_file_name = "cudaenv-receipt.json";
 // Writes the receipt into a staging prefix, through write_new_file.
 Status write_receipt(const fs::path& prefix, const Receipt& receipt);
 
-// Writes `name` in `dir` as a new regular file (0644). Whatever an archive left under that name
-// (a link, a file) is removed first, and the file is created with O_EXCL | O_NOFOLLOW relative to
-// the opened directory itself, so no link can redirect the write. A directory there is refused
-// (ErrorKind::integrity); a failed write names the path and the system's reason.
+// Writes `name` in `dir` as a regular file (0644) through the one safe writer
+// (core/safe_write.hpp): whatever an archive left under that name (a link, a file) is replaced,
+// never followed. A directory there is refused (ErrorKind::integrity); a failed write names the
+// path and the system's reason.
 Status write_new_file(const fs::path& dir, const std::string& name, std::string_view content);
 
 // ErrorKind::not_found when there is none; a receipt that is not valid JSON, too large, or has a

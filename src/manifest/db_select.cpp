@@ -8,6 +8,7 @@
 
 #include <sys/stat.h>
 
+#include "core/fd.hpp"
 #include "core/ownership.hpp"
 #include "manifest/db_index.hpp"
 #include "manifest/load.hpp"
@@ -46,18 +47,15 @@ Error unreadable(const fs::path& path, const std::string& why) {
 
 // A whole regular file of at most db_max_file_bytes; nothing else is read or waited on.
 Result<std::string> read_database_file(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  const UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  const int fd = file.get();
   if (fd < 0) return unreadable(path, std::error_code(errno, std::generic_category()).message());
   struct stat status {};
   std::string text;
-  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
-    ::close(fd);
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode))
     return unreadable(path, "not a regular file");
-  }
-  if (static_cast<std::uint64_t>(status.st_size) > db_max_file_bytes) {
-    ::close(fd);
+  if (static_cast<std::uint64_t>(status.st_size) > db_max_file_bytes)
     return unreadable(path, "larger than " + std::to_string(db_max_file_bytes) + " bytes");
-  }
   text.resize(static_cast<std::size_t>(status.st_size));
   std::size_t done = 0;
   while (done < text.size()) {
@@ -65,7 +63,6 @@ Result<std::string> read_database_file(const fs::path& path) {
     if (got <= 0) break;
     done += static_cast<std::size_t>(got);
   }
-  ::close(fd);
   text.resize(done);
   return text;
 }

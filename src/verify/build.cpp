@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "core/files.hpp"
+#include "core/safe_write.hpp"
 #include "core/text.hpp"
 #include "resolve/rules.hpp"
 
@@ -48,14 +49,7 @@ std::string fnv1a_hex(std::string_view data) {
 }
 
 Status write_file(const fs::path& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  out.close();
-  if (!out) {
-    return make_error(ErrorKind::failure,
-                      "cannot write " + path.string() + ": " + std::strerror(errno));
-  }
-  return Ok{};
+  return write_file_atomically(path, content);
 }
 
 }  // namespace

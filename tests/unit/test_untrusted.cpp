@@ -1,12 +1,11 @@
 // The validator every untrusted field passes, and the one writer every file goes through.
 
-#include <doctest/doctest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
 #include <string>
 
+#include <doctest/doctest.h>
 #include <sys/stat.h>
 
 #include "core/files.hpp"
@@ -19,9 +18,10 @@ using cudaenv::untrusted::Field;
 using cudaenv::untrusted::is_valid;
 
 TEST_CASE("untrusted release versions are numbers and dots") {
-  for (const char* good : {"12", "12.4", "12.4.1", "9.1.0.70", "13.0.2"}) CHECK(is_valid(Field::release_version, good));
-  for (const char* bad : {"", "..", "12..4", "../../x", "12.4/../..", "v12.4", "12.4.1.2.3", "1234567",
-                          "12.4 ", "-12", "12.4\n", "%2e%2e"})
+  for (const char* good : {"12", "12.4", "12.4.1", "9.1.0.70", "13.0.2"})
+    CHECK(is_valid(Field::release_version, good));
+  for (const char* bad : {"", "..", "12..4", "../../x", "12.4/../..", "v12.4", "12.4.1.2.3",
+                          "1234567", "12.4 ", "-12", "12.4\n", "%2e%2e"})
     CHECK_FALSE(is_valid(Field::release_version, bad));
 }
 
@@ -30,24 +30,29 @@ TEST_CASE("untrusted names and component versions cannot become a path or an opt
   CHECK(is_valid(Field::component_name, "linux-x86_64"));
   CHECK(is_valid(Field::component_version, "12.4.127"));
   CHECK(is_valid(Field::component_version, "2024.1.0+local"));
-  for (const char* bad : {"", ".", "..", "a..b", ".hidden", "-rf", "a/b", "a b", "a;b", "a\"b",
-                          "a]b", "a$b", "a\x1b" "b", "\xc3\xa9"})
+  for (const char* bad :
+       {"", ".", "..", "a..b", ".hidden", "-rf", "a/b", "a b", "a;b", "a\"b", "a]b", "a$b",
+        "a\x1b"
+        "b",
+        "\xc3\xa9"})
     CHECK_FALSE(is_valid(Field::component_name, bad));
   CHECK_FALSE(is_valid(Field::component_version, "latest"));
   CHECK_FALSE(is_valid(Field::component_name, std::string(129, 'a')));
 }
 
 TEST_CASE("untrusted relative paths stay below their directory") {
-  CHECK(is_valid(Field::relative_path, "cuda_nvcc/linux-x86_64/cuda_nvcc-linux-x86_64-12.4.131-archive.tar.xz"));
+  CHECK(is_valid(Field::relative_path,
+                 "cuda_nvcc/linux-x86_64/cuda_nvcc-linux-x86_64-12.4.131-archive.tar.xz"));
   for (const char* bad : {"", "/etc/passwd", "../x", "a/../b", "a/./b", "a//b", "a/", "%2e%2e/x",
                           "a/%2e%2e", "a\\..\\b", "a/-x", "a/b c"})
     CHECK_FALSE(is_valid(Field::relative_path, bad));
 }
 
 TEST_CASE("untrusted GPU architecture names are sm_ and digits and one letter") {
-  for (const char* good : {"sm_70", "sm_90a", "sm_100", "sm_100f", "sm_120a"}) CHECK(is_valid(Field::gpu_arch, good));
-  for (const char* bad : {"sm_", "sm_9", "sm_1000", "sm_90ab", "sm_90]", "sm_90 [exec x]", "compute_90",
-                          "sm_90A", "SM_90", "sm_90\"; os.execute(\"x\") --"})
+  for (const char* good : {"sm_70", "sm_90a", "sm_100", "sm_100f", "sm_120a"})
+    CHECK(is_valid(Field::gpu_arch, good));
+  for (const char* bad : {"sm_", "sm_9", "sm_1000", "sm_90ab", "sm_90]", "sm_90 [exec x]",
+                          "compute_90", "sm_90A", "SM_90", "sm_90\"; os.execute(\"x\") --"})
     CHECK_FALSE(is_valid(Field::gpu_arch, bad));
 }
 
@@ -59,8 +64,8 @@ TEST_CASE("untrusted dates and revisions are calendar days") {
   CHECK_FALSE(is_valid(Field::date, "2026-1-01"));
   CHECK(is_valid(Field::revision, "2026-11-29"));
   CHECK(is_valid(Field::revision, "2026-11-29.2"));
-  for (const char* bad : {"2026-11-29.", "2026-11-29.99999", "9999-99-99", "2026-11-29-x", "../2026-11-29",
-                          "2026-11-29/.."})
+  for (const char* bad : {"2026-11-29.", "2026-11-29.99999", "9999-99-99", "2026-11-29-x",
+                          "../2026-11-29", "2026-11-29/.."})
     CHECK_FALSE(is_valid(Field::revision, bad));
 }
 
@@ -70,12 +75,14 @@ TEST_CASE("untrusted sha256 and URLs") {
   CHECK_FALSE(is_valid(Field::sha256, std::string(63, 'a')));
   CHECK(is_valid(Field::url, "https://download.pytorch.org/whl/cu121"));
   CHECK(is_valid(Field::url, "file:///srv/mirror"));
-  for (const char* bad : {"ftp://x", "https://x y", "https://x;$(id)", "https://x'", "https://x\n", "-e"})
+  for (const char* bad :
+       {"ftp://x", "https://x y", "https://x;$(id)", "https://x'", "https://x\n", "-e"})
     CHECK_FALSE(is_valid(Field::url, bad));
 }
 
 TEST_CASE("an untrusted value's error names where it came from, escaped") {
-  const auto status = cudaenv::untrusted::check(Field::release_version, "1\x1b[2J", "/p/.cudaenv.lock: toolkit.version");
+  const auto status = cudaenv::untrusted::check(Field::release_version, "1\x1b[2J",
+                                                "/p/.cudaenv.lock: toolkit.version");
   REQUIRE_FALSE(status);
   CHECK(status.error().kind == cudaenv::ErrorKind::integrity);
   CHECK(status.error().message.find("/p/.cudaenv.lock: toolkit.version") == 0);
@@ -110,7 +117,8 @@ TEST_CASE("the safe writer keeps a replaced file's mode and refuses a directory"
   cudaenv::test::write_file(file, "old\n");
   fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write);
   REQUIRE(cudaenv::write_file_atomically(file, "new\n"));
-  CHECK((fs::status(file).permissions() & fs::perms::all) == (fs::perms::owner_read | fs::perms::owner_write));
+  CHECK((fs::status(file).permissions() & fs::perms::all) ==
+        (fs::perms::owner_read | fs::perms::owner_write));
   fs::create_directories(dir.path() / "taken");
   const auto refused = cudaenv::write_file_atomically(dir.path() / "taken", "x");
   REQUIRE_FALSE(refused);
