@@ -160,8 +160,7 @@ class Walk {
              " entries (the entry limit of a scan); name narrower paths");
         break;
       }
-      auto& level = stack.back();
-      const auto child = joined(level.path, entry->d_name);
+      const auto& level = stack.back();
       mode_t mode = type_from_dirent(entry->d_type);
       if (needs_stat(mode, entry->d_name)) {
         struct stat info {};
@@ -169,12 +168,13 @@ class Walk {
           continue;  // gone since it was listed
         mode = info.st_mode;
       }
+      // The path is built only for what is kept or named: most entries are neither.
       if (S_ISDIR(mode)) {
-        descend(stack, entry->d_name, child);
+        descend(stack, entry->d_name);
       } else if (S_ISREG(mode)) {
-        if (may_be_binary(entry->d_name, mode)) keep(child, root);
+        if (may_be_binary(entry->d_name, mode)) keep(joined(level.path, entry->d_name), root);
       } else if (const char* kind = special_kind(mode)) {
-        note_special(child, kind);
+        note_special(joined(level.path, entry->d_name), kind);
       }  // links are not followed
     }
     if (too_deep_ > 0)
@@ -191,27 +191,32 @@ class Walk {
     return S_ISREG(mode) && !std::strstr(name, ".so") && !fs::path(name).has_extension();
   }
 
-  void descend(std::vector<Level>& stack, const char* name, const std::string& child) {
+  void descend(std::vector<Level>& stack, const char* name) {
     if (stack.size() > limits_.max_depth) {
-      if (too_deep_++ == 0) first_too_deep_ = child;
+      if (too_deep_++ == 0) first_too_deep_ = joined(stack.back().path, name);
       return;
     }
+    auto child = joined(stack.back().path, name);
     auto opened = open_directory(stack.back().stream.fd(), name, false);
     if (!opened) {
-      result_.unreadable.push_back(child);
+      if (charge_path(child, stack.front().path)) result_.unreadable.push_back(std::move(child));
       return;
     }
-    stack.push_back({std::move(*opened), child});
+    stack.push_back({std::move(*opened), std::move(child)});
   }
 
-  void keep(const std::string& path, const std::string& root) {
+  void keep(std::string path, const std::string& root) {
+    if (charge_path(path, root)) files_.push_back(std::move(path));
+  }
+
+  // Paths kept (files to read, directories that could not be listed) count against the path
+  // limit; false, and the walk stopped, once it is passed.
+  bool charge_path(const std::string& path, const std::string& root) {
     path_bytes_ += path.size();
-    if (path_bytes_ > limits_.max_path_bytes) {
-      stop(root + ": stopped after " + size_text(limits_.max_path_bytes) +
-           " of file paths to read (the path limit of a scan); name narrower paths");
-      return;
-    }
-    files_.push_back(path);
+    if (path_bytes_ <= limits_.max_path_bytes) return true;
+    stop(root + ": stopped after " + size_text(limits_.max_path_bytes) +
+         " of file paths to read (the path limit of a scan); name narrower paths");
+    return false;
   }
 
   void note_special(const std::string& path, const char* kind) {
