@@ -168,6 +168,7 @@ class ScanPrinter {
     nlohmann::json entry = codes_json(binary);
     entry["path"] = binary.path;
     entry["needs"] = binary.cuda_needed;
+    if (binary.unreadable) entry["unreadable"] = true;
     if (!binary.error.empty()) {
       entry["error"] = binary.error;
       if (!json)
@@ -272,12 +273,22 @@ void print_header(const Machine& machine, const Targets& targets, const scan::Wa
   context.out << '\n';
   std::vector<std::string> roots;
   for (const auto& root : targets.roots) roots.push_back(shown(root.string()));
-  context.out << "Scanned    " << text::join(roots, ", ") << " (" << walk.files_seen << " files, "
-              << walk.binaries.size() << " with GPU code or CUDA libraries)\n";
+  context.out
+      << "Scanned    " << text::join(roots, ", ") << " (" << walk.files_seen << " files, "
+      << walk.binaries.size() - walk.unreadable_files << " with GPU code or CUDA libraries"
+      << (walk.unreadable_files ? ", " + std::to_string(walk.unreadable_files) + " unreadable" : "")
+      << (walk.special_count ? ", " + std::to_string(walk.special_count) + " special files skipped"
+                             : "")
+      << ")\n";
   for (const auto& note : targets.notes) context.err << "note: " << shown(note) << '\n';
   for (const auto& root : walk.unreadable)
     context.err << "warning: " << shown(root) << ": not found or unreadable\n";
-  if (walk.truncated) context.err << "warning: stopped after the file limit; name narrower paths\n";
+  for (const auto& special : walk.special)
+    context.err << "note: " << shown(special) << ": not a regular file, not opened\n";
+  if (walk.special_count > walk.special.size())
+    context.err << "note: " << walk.special_count - walk.special.size()
+                << " more special files not opened\n";
+  for (const auto& warning : walk.warnings) context.err << "warning: " << shown(warning) << '\n';
   context.out << '\n';
 }
 
@@ -312,6 +323,7 @@ Status run_scan(const ScanOptions& options, Context& context, Outcome& outcome) 
   }
   for (const auto& path : options.paths) targets.roots.emplace_back(path);
   const auto walk = scan::scan_paths(targets.roots);
+  if (walk.failure) return *walk.failure;
   if (!options.json) print_header(*machine, targets, walk, context);
   ScanPrinter printer(*machine, context);
   nlohmann::json binaries = nlohmann::json::array();
@@ -332,6 +344,11 @@ Status run_scan(const ScanOptions& options, Context& context, Outcome& outcome) 
                           {"roots", roots},
                           {"files_seen", walk.files_seen},
                           {"truncated", walk.truncated},
+                          {"warnings", walk.warnings},
+                          {"unreadable", walk.unreadable},
+                          {"unreadable_files", walk.unreadable_files},
+                          {"special_files", walk.special},
+                          {"special_count", walk.special_count},
                           {"binaries", binaries},
                           {"triton", triton},
                           {"summary",

@@ -31,22 +31,22 @@ std::string version_in_elf(const fs::path& file) {
   if (!mapped) return "";
   auto elf = parse_elf(mapped->bytes());
   if (!elf) return "";
-  auto symbols = read_symbols(mapped->bytes(), *elf, ".dynsym");
-  if (!symbols) return "";
-  for (const auto& symbol : *symbols) {
+  std::string version;
+  const auto read = for_each_symbol(mapped->bytes(), *elf, ".dynsym", [&](const ElfSymbol& symbol) {
     if (symbol.type != symbol_type_object || symbol.size != 4 ||
-        !text::starts_with(symbol.name, "cudnn_") || !text::ends_with(symbol.name, "_version"))
-      continue;
+        !symbol.name.starts_with("cudnn_") || !symbol.name.ends_with("_version"))
+      return true;
     const auto bytes = symbol_bytes(mapped->bytes(), *elf, symbol);
-    if (!bytes) continue;
+    if (!bytes) return true;
     uint32_t value = 0;  // little-endian, as parse_elf only accepts
     std::memcpy(&value, bytes->data(), sizeof value);
     const auto major = value >> 16;
-    if (major == 0 || major > 99) continue;
-    return std::to_string(major) + "." + std::to_string(value >> 8 & 0xff) + "." +
-           std::to_string(value & 0xff);
-  }
-  return "";
+    if (major == 0 || major > 99) return true;
+    version = std::to_string(major) + "." + std::to_string(value >> 8 & 0xff) + "." +
+              std::to_string(value & 0xff);
+    return false;
+  });
+  return read ? version : "";
 }
 
 // The version in the library's own ELF, or for cuDNN's front library (libcudnn.so.9, which

@@ -29,16 +29,13 @@ Error bad(const std::string& what) {
   return make_error(ErrorKind::failure, "not a valid ELF: " + what);
 }
 
-// A NUL-terminated string inside a string table; nullopt when it runs past the table.
-std::optional<std::string> string_at(Bytes table, uint64_t index) {
-  if (index >= table.size()) return std::nullopt;
-  const auto* start = table.data() + index;
-  const auto* end = static_cast<const unsigned char*>(std::memchr(start, 0, table.size() - index));
-  if (!end) return std::nullopt;
-  return std::string(reinterpret_cast<const char*>(start), static_cast<size_t>(end - start));
+Error over_budget(std::string_view table) {
+  return bad("the names in " + std::string(table) + " would be read over and over (more than " +
+             std::to_string(ParseBudget::image_multiple) +
+             " times the file's size): a crafted file");
 }
 
-Result<std::vector<ElfSection>> read_sections(Bytes image) {
+Result<std::vector<ElfSection>> read_sections(Bytes image, ParseBudget& budget) {
   const auto table = read_at<uint64_t>(image, 0x28);
   const auto entry_size = read_at<uint16_t>(image, 0x3A);
   const uint64_t count = read_at<uint16_t>(image, 0x3C);
@@ -51,7 +48,7 @@ Result<std::vector<ElfSection>> read_sections(Bytes image) {
   std::vector<ElfSection> sections(count);
   for (uint64_t i = 0; i < count; ++i) {
     const auto at = table + i * section_header_size;
-    sections[i] = {"",
+    sections[i] = {{},
                    read_at<uint32_t>(image, at + 4),
                    read_at<uint64_t>(image, at + 0x18),
                    read_at<uint64_t>(image, at + 0x20),
@@ -64,13 +61,16 @@ Result<std::vector<ElfSection>> read_sections(Bytes image) {
   if (!names) return bad("section name table lies outside the file");
   for (uint64_t i = 0; i < count; ++i) {
     const auto name_offset = read_at<uint32_t>(image, table + i * section_header_size);
-    sections[i].name = string_at(*names, name_offset).value_or("");
+    const auto name = string_in(*names, name_offset, budget);
+    if (name.outcome == TableString::Outcome::over_budget)
+      return over_budget("the section name table");
+    sections[i].name = name.text;  // a name outside the table reads as none
   }
   return sections;
 }
 
 Status read_dynamic(Bytes image, const ElfSection& dynamic, const std::vector<ElfSection>& all,
-                    ElfInfo& info) {
+                    ParseBudget& budget, ElfInfo& info) {
   const auto entries = section_bytes(image, dynamic);
   if (!entries) return bad("dynamic section lies outside the file");
   if (dynamic.link >= all.size()) return bad("dynamic string table index out of range");
@@ -80,13 +80,16 @@ Status read_dynamic(Bytes image, const ElfSection& dynamic, const std::vector<El
     const auto tag = read_at<int64_t>(*entries, at);
     if (tag == 0) break;  // DT_NULL ends the table
     if (tag != tag_needed && tag != tag_soname && tag != tag_rpath && tag != tag_runpath) continue;
-    const auto value = string_at(*strings, read_at<uint64_t>(*entries, at + 8));
-    if (!value) return bad("dynamic entry names a string outside its table");
-    if (tag == tag_needed) info.needed.push_back(*value);
-    if (tag == tag_soname) info.soname = *value;
-    if (tag == tag_rpath) info.rpath = *value;
+    const auto value = string_in(*strings, read_at<uint64_t>(*entries, at + 8), budget);
+    if (value.outcome == TableString::Outcome::over_budget)
+      return over_budget("the dynamic string table");
+    if (value.outcome == TableString::Outcome::outside)
+      return bad("dynamic entry names a string outside its table");
+    if (tag == tag_needed) info.needed.push_back(value.text);
+    if (tag == tag_soname) info.soname = value.text;
+    if (tag == tag_rpath) info.rpath = value.text;
     if (tag == tag_runpath) {
-      info.runpath = *value;
+      info.runpath = value.text;
       info.has_runpath = true;
     }
   }
@@ -120,40 +123,41 @@ Result<ElfInfo> parse_elf(Bytes image) {
   if (image.size() < header_size) return bad("truncated header");
   if (image[4] != 2) return bad("not a 64-bit ELF (only 64-bit libraries are scanned)");
   if (image[5] != 1) return bad("not a little-endian ELF");
-  auto sections = read_sections(image);
+  ParseBudget budget(image.size());
+  auto sections = read_sections(image, budget);
   if (!sections) return sections.error();
   ElfInfo info;
   info.sections = std::move(*sections);
   for (const auto& section : info.sections) {
     if (section.type != section_type_dynamic) continue;
-    if (auto status = read_dynamic(image, section, info.sections, info); !status)
+    if (auto status = read_dynamic(image, section, info.sections, budget, info); !status)
       return status.error();
     break;
   }
   return info;
 }
 
-Result<std::vector<ElfSymbol>> read_symbols(Bytes image, const ElfInfo& info,
-                                            std::string_view table) {
+Status for_each_symbol(Bytes image, const ElfInfo& info, std::string_view table,
+                       const std::function<bool(const ElfSymbol&)>& visit) {
   const auto* symbols = info.section(table);
-  if (!symbols) return std::vector<ElfSymbol>{};
+  if (!symbols) return Ok{};
   const auto entries = section_bytes(image, *symbols);
   if (!entries) return bad(std::string(table) + " lies outside the file");
   if (symbols->link >= info.sections.size()) return bad("symbol string table index out of range");
   const auto names = section_bytes(image, info.sections[symbols->link]);
   if (!names) return bad("symbol string table lies outside the file");
-  std::vector<ElfSymbol> found;
-  found.reserve(entries->size() / symbol_entry_size);
+  ParseBudget budget(image.size());
   for (size_t at = 0; at + symbol_entry_size <= entries->size(); at += symbol_entry_size) {
-    ElfSymbol symbol;
-    symbol.name = string_at(*names, read_at<uint32_t>(*entries, at)).value_or("");
-    symbol.type = read_at<uint8_t>(*entries, at + 4) & 0xf;
-    symbol.section = read_at<uint16_t>(*entries, at + 6);
-    symbol.value = read_at<uint64_t>(*entries, at + 8);
-    symbol.size = read_at<uint64_t>(*entries, at + 16);
-    found.push_back(std::move(symbol));
+    const auto name = string_in(*names, read_at<uint32_t>(*entries, at), budget);
+    if (name.outcome == TableString::Outcome::over_budget)
+      return over_budget("the string table of " + std::string(table));
+    const ElfSymbol symbol{name.text,
+                           static_cast<uint8_t>(read_at<uint8_t>(*entries, at + 4) & 0xf),
+                           read_at<uint16_t>(*entries, at + 6), read_at<uint64_t>(*entries, at + 8),
+                           read_at<uint64_t>(*entries, at + 16)};
+    if (!visit(symbol)) break;
   }
-  return found;
+  return Ok{};
 }
 
 std::optional<Bytes> symbol_bytes(Bytes image, const ElfInfo& info, const ElfSymbol& symbol) {

@@ -27,11 +27,20 @@ Error bad(const std::string& what, size_t offset) {
                     "not a valid fatbinary: " + what + " at offset " + std::to_string(offset));
 }
 
-// The entries of one container's body; unknown kinds are skipped by their sizes.
-Status parse_entries(Bytes body, size_t base, std::vector<GpuCode>& codes) {
+Error over_budget(size_t offset) {
+  return bad("its containers would be read over and over (more than " +
+                 std::to_string(ParseBudget::image_multiple) +
+                 " times their size): a crafted file; stopped",
+             offset);
+}
+
+// The entries of one container's body; unknown kinds are skipped by their sizes. Each entry's
+// header, and each cubin read for its symbols, is charged to `budget`.
+Status parse_entries(Bytes body, size_t base, ParseBudget& budget, std::vector<GpuCode>& codes) {
   size_t at = 0;
   while (at < body.size()) {
     if (body.size() - at < entry_header_size) return bad("truncated entry header", base + at);
+    if (!budget.charge(entry_header_size)) return over_budget(base + at);
     const auto kind = read_at<uint16_t>(body, at);
     const auto header = read_at<uint32_t>(body, at + 4);
     const auto payload = read_at<uint64_t>(body, at + 8);
@@ -49,9 +58,13 @@ Status parse_entries(Bytes body, size_t base, std::vector<GpuCode>& codes) {
         code.ptx_minor = read_at<uint16_t>(body, at + 24);
         code.ptx_major = read_at<uint16_t>(body, at + 26);
       }
+      // Only the flag is read: a compressed payload is never decompressed, so whatever size
+      // its header claims once decompressed costs nothing.
       code.compressed = (read_at<uint64_t>(body, at + 40) & flags_compressed) != 0;
-      if (code.kind == CodeKind::sass && !code.compressed)
+      if (code.kind == CodeKind::sass && !code.compressed) {
+        if (!budget.charge(payload)) return over_budget(base + at);
         code.no_kernels = !cubin_has_kernels(body.subspan(at + header, payload));
+      }
       codes.push_back(code);
     }
     at += header + payload;
@@ -61,8 +74,13 @@ Status parse_entries(Bytes body, size_t base, std::vector<GpuCode>& codes) {
 
 enum class Strictness { strict, tolerant };
 
+// Strict: every container must parse. Tolerant (containers among other data): a value that only
+// looks like the magic is skipped and the search goes on 8 bytes later, so a crafted run of
+// nested "containers" could be read again and again; the budget stops that after a fixed
+// multiple of the data's size.
 Result<std::vector<GpuCode>> parse_containers(Bytes section, Strictness strictness) {
   std::vector<GpuCode> codes;
+  ParseBudget budget(section.size());
   size_t at = 0;
   while (at + container_header_size <= section.size()) {
     if (read_at<uint32_t>(section, at) != container_magic) {
@@ -74,9 +92,10 @@ Result<std::vector<GpuCode>> parse_containers(Bytes section, Strictness strictne
     const bool fits = header >= container_header_size && header <= section.size() - at &&
                       body <= section.size() - at - header;
     std::vector<GpuCode> found;
-    auto status = fits ? parse_entries(section.subspan(at + header, body), at + header, found)
-                       : Status(bad("container runs past the section", at));
-    if (!status && strictness == Strictness::strict) return status.error();
+    auto status =
+        fits ? parse_entries(section.subspan(at + header, body), at + header, budget, found)
+             : Status(bad("container runs past the section", at));
+    if (!status && (strictness == Strictness::strict || !budget.left())) return status.error();
     if (!status) {
       at += 8;  // among other data: a value that only looks like the magic
       continue;
@@ -93,13 +112,13 @@ Result<std::vector<GpuCode>> parse_containers(Bytes section, Strictness strictne
 bool cubin_has_kernels(Bytes cubin) {
   const auto elf = parse_elf(cubin);
   if (!elf) return true;
-  const auto symbols = read_symbols(cubin, *elf, ".symtab");
-  if (!symbols) return true;
-  for (const auto& symbol : *symbols) {
-    if (symbol.type != symbol_type_function || symbol.section >= elf->sections.size()) continue;
-    if (elf->sections[symbol.section].flags & section_flag_exec) return true;
-  }
-  return false;
+  bool found = false;
+  const auto read = for_each_symbol(cubin, *elf, ".symtab", [&](const ElfSymbol& symbol) {
+    found = symbol.type == symbol_type_function && symbol.section < elf->sections.size() &&
+            (elf->sections[symbol.section].flags & section_flag_exec) != 0;
+    return !found;
+  });
+  return !read || found;
 }
 
 std::string describe(const GpuCode& code) {
@@ -113,9 +132,8 @@ Result<std::vector<GpuCode>> parse_fatbin_section(Bytes section) {
   return parse_containers(section, Strictness::strict);
 }
 
-std::vector<GpuCode> find_embedded_fatbins(Bytes data) {
-  auto codes = parse_containers(data, Strictness::tolerant);
-  return codes ? std::move(*codes) : std::vector<GpuCode>{};
+Result<std::vector<GpuCode>> find_embedded_fatbins(Bytes data) {
+  return parse_containers(data, Strictness::tolerant);
 }
 
 std::vector<GpuCode> distinct(std::vector<GpuCode> codes) {

@@ -4,7 +4,9 @@
 // payload: kind 1 is PTX (the header names the target compute capability and the PTX ISA
 // version), kind 2 is an ELF cubin (SASS for one sm_XY). Compressed payloads (zstd or NVIDIA's
 // older LZ scheme) still carry these fields in their uncompressed headers, so nothing is
-// decompressed. The same facts `cuobjdump --list-elf --list-ptx` prints.
+// decompressed. The same facts `cuobjdump --list-elf --list-ptx` prints. Parsing allocates only
+// the small GpuCode list (at most one per 64 bytes of input) and its work is bounded by a
+// ParseBudget of the input's size.
 
 #include <cstdint>
 #include <string>
@@ -45,8 +47,9 @@ std::string describe(const GpuCode& code);
 Result<std::vector<GpuCode>> parse_fatbin_section(Bytes section);
 
 // The containers found among other data (cuFFT keeps thousands in `.ldata`): every 8-byte
-// aligned magic that starts a well-formed container is read, anything else is skipped.
-std::vector<GpuCode> find_embedded_fatbins(Bytes data);
+// aligned magic that starts a well-formed container is read, anything else is skipped. Only
+// data that would be read again past the budget (crafted nested containers) is an error.
+Result<std::vector<GpuCode>> find_embedded_fatbins(Bytes data);
 
 // The distinct codes of a list, sorted (SASS first, then PTX, by architecture).
 std::vector<GpuCode> distinct(std::vector<GpuCode> codes);

@@ -1,7 +1,6 @@
 #include "scan/ld_cache.hpp"
 
 #include <cstring>
-#include <optional>
 #include <string_view>
 
 #include "scan/mapped_file.hpp"
@@ -44,17 +43,27 @@ Result<size_t> new_table_start(Bytes image) {
   return static_cast<size_t>(aligned);
 }
 
-std::optional<std::string> string_at(Bytes image, uint64_t offset) {
-  if (offset >= image.size()) return std::nullopt;
-  const auto* start = image.data() + offset;
-  const auto* end = static_cast<const unsigned char*>(std::memchr(start, 0, image.size() - offset));
-  if (!end) return std::nullopt;
-  return std::string(reinterpret_cast<const char*>(start), static_cast<size_t>(end - start));
+// ldconfig stores file names and absolute paths; anything longer is not a cache it wrote.
+constexpr size_t max_soname = 255, max_path = 4096;
+
+Result<std::string_view> string_at(Bytes table, uint64_t offset, size_t limit, ParseBudget& budget,
+                                   uint64_t entry) {
+  const auto found = string_in(table, offset, budget);
+  if (found.outcome == TableString::Outcome::over_budget)
+    return bad("its entries name strings read over and over (more than " +
+               std::to_string(ParseBudget::image_multiple) +
+               " times the file's size): a crafted file");
+  if (found.outcome == TableString::Outcome::outside)
+    return bad("entry " + std::to_string(entry) + " names a string outside the file");
+  if (found.text.size() > limit)
+    return bad("entry " + std::to_string(entry) + " names a string longer than " +
+               std::to_string(limit) + " bytes");
+  return found.text;
 }
 
 }  // namespace
 
-Result<std::vector<LdCacheEntry>> parse_ld_cache(Bytes image) {
+Result<std::vector<LdCacheView>> parse_ld_cache(Bytes image) {
   const auto start = new_table_start(image);
   if (!start) return start.error();
   const auto table = image.subspan(*start);
@@ -62,21 +71,22 @@ Result<std::vector<LdCacheEntry>> parse_ld_cache(Bytes image) {
   const uint64_t count = read_at<uint32_t>(table, 20);
   if (count > (table.size() - new_header_size) / new_entry_size)
     return bad(std::to_string(count) + " entries do not fit in the file");
-  std::vector<LdCacheEntry> entries;
-  entries.reserve(count);
+  ParseBudget budget(image.size());
+  std::vector<LdCacheView> entries;
+  entries.reserve(count);  // checked above: at most one per 24 bytes of the file
   for (uint64_t i = 0; i < count; ++i) {
     const auto at = new_header_size + i * new_entry_size;
     // String offsets in the new format count from the start of its own header.
-    auto soname = string_at(table, read_at<uint32_t>(table, at + 4));
-    auto path = string_at(table, read_at<uint32_t>(table, at + 8));
-    if (!soname || !path)
-      return bad("entry " + std::to_string(i) + " names a string outside the file");
-    entries.push_back({std::move(*soname), std::move(*path), read_at<uint32_t>(table, at)});
+    auto soname = string_at(table, read_at<uint32_t>(table, at + 4), max_soname, budget, i);
+    if (!soname) return soname.error();
+    auto path = string_at(table, read_at<uint32_t>(table, at + 8), max_path, budget, i);
+    if (!path) return path.error();
+    entries.push_back({*soname, *path, read_at<uint32_t>(table, at)});
   }
   return entries;
 }
 
-bool entry_for_this_machine(const LdCacheEntry& entry) {
+bool entry_for_this_machine(uint32_t flags) {
   constexpr uint32_t type_mask = 0x00ff, requirement_mask = 0xff00, elf_libc6 = 0x0003;
 #if defined(__x86_64__)
   constexpr uint32_t this_machine = 0x0300;  // FLAG_X8664_LIB64
@@ -85,7 +95,7 @@ bool entry_for_this_machine(const LdCacheEntry& entry) {
 #else
   constexpr uint32_t this_machine = 0;
 #endif
-  return (entry.flags & type_mask) == elf_libc6 && (entry.flags & requirement_mask) == this_machine;
+  return (flags & type_mask) == elf_libc6 && (flags & requirement_mask) == this_machine;
 }
 
 std::vector<LdCacheEntry> read_ld_cache_file(const std::string& host_path, std::string& problem) {
@@ -100,8 +110,9 @@ std::vector<LdCacheEntry> read_ld_cache_file(const std::string& host_path, std::
     return {};
   }
   std::vector<LdCacheEntry> ours;
-  for (auto& entry : *entries)
-    if (entry_for_this_machine(entry)) ours.push_back(std::move(entry));
+  for (const auto& entry : *entries)
+    if (entry_for_this_machine(entry.flags))
+      ours.push_back({std::string(entry.soname), std::string(entry.path), entry.flags});
   return ours;
 }
 

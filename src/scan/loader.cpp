@@ -1,6 +1,8 @@
 #include "scan/loader.hpp"
 
 #include <filesystem>
+#include <optional>
+#include <string_view>
 
 #include <sys/utsname.h>
 
@@ -38,7 +40,7 @@ class Search {
   explicit Search(const LoaderInput& input) : input_(input) {}
 
   // Tries each directory of a colon-separated list; true once the library is found.
-  bool try_list(const std::string& list, const std::string& source, const std::string& origin) {
+  bool try_list(std::string_view list, const std::string& source, const std::string& origin) {
     for (const auto& entry : text::split(list, ':')) {
       if (entry.empty()) continue;  // the current directory: not simulated
       const auto directory = expand_dynamic_tokens(entry, origin, input_.lib, input_.platform);
@@ -96,11 +98,13 @@ std::string default_platform_token() {
 }
 
 Result<LoaderAnswer> simulate_loader(const LoaderInput& input) {
+  std::optional<MappedFile> file;  // the requester's names are views into it
   ElfInfo requester;
   std::string origin, label;
   if (input.requester) {
-    auto file = MappedFile::open(*input.requester);
-    if (!file) return file.error();
+    auto opened = MappedFile::open(*input.requester);
+    if (!opened) return opened.error();
+    file = std::move(*opened);
     auto elf = parse_elf(file->bytes());
     if (!elf) return elf.error().with_context(*input.requester);
     requester = std::move(*elf);
@@ -111,8 +115,8 @@ Result<LoaderAnswer> simulate_loader(const LoaderInput& input) {
   Search search(input);
   auto& answer = search.answer();
   if (!requester.rpath.empty() && requester.has_runpath)
-    answer.notes.push_back(label + " has DT_RUNPATH, so its DT_RPATH (" + requester.rpath +
-                           ") is ignored");
+    answer.notes.push_back(label + " has DT_RUNPATH, so its DT_RPATH (" +
+                           std::string(requester.rpath) + ") is ignored");
   if (input.library.find('/') != std::string::npos) {
     search.try_file(input.library, "the path itself");  // a name with a slash is not searched
     return std::move(answer);

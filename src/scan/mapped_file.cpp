@@ -10,6 +10,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "core/fd.hpp"
+
 namespace cudaenv::scan {
 
 namespace {
@@ -22,22 +24,18 @@ Error open_error(const std::filesystem::path& path, const std::string& why) {
 
 Result<MappedFile> MappedFile::open(const std::filesystem::path& path) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return open_error(path, std::strerror(errno));
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!fd) return open_error(path, std::strerror(errno));
   struct stat info {};
-  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    ::close(fd);
-    return open_error(path, "not a regular file");
-  }
+  if (::fstat(fd.get(), &info) != 0) return open_error(path, std::strerror(errno));
+  if (!S_ISREG(info.st_mode)) return open_error(path, "not a regular file");
+  if (static_cast<uint64_t>(info.st_size) > max_size)
+    return open_error(path, "larger than " + std::to_string(max_size >> 30) +
+                                " GiB (the size limit of a file read)");
   const auto size = static_cast<size_t>(info.st_size);
-  if (size == 0) {
-    ::close(fd);
-    return MappedFile(nullptr, 0);
-  }
-  void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  const int map_errno = errno;
-  ::close(fd);
-  if (data == MAP_FAILED) return open_error(path, std::strerror(map_errno));
+  if (size == 0) return MappedFile(nullptr, 0);
+  void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+  if (data == MAP_FAILED) return open_error(path, std::strerror(errno));
   return MappedFile(static_cast<const unsigned char*>(data), size);
 }
 

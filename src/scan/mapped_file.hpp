@@ -3,6 +3,7 @@
 // libraries over a gigabyte) while touching only the pages a parser looks at.
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <span>
 
@@ -12,8 +13,13 @@ namespace cudaenv::scan {
 
 class MappedFile {
  public:
+  // Far above any real library (libtorch_cuda.so is under 2 GiB), and a bound on the time a
+  // parser spends on one sparse file that claims terabytes.
+  static constexpr uint64_t max_size = uint64_t{16} << 30;
+
   // Maps a regular file (links followed). Anything else — a FIFO, a device, a directory — is
-  // refused without blocking; an empty file maps to an empty span.
+  // refused without blocking, and so is a file larger than max_size; an empty file maps to an
+  // empty span.
   static Result<MappedFile> open(const std::filesystem::path& path);
 
   MappedFile(MappedFile&& other) noexcept;

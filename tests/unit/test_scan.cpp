@@ -197,7 +197,7 @@ TEST_CASE("scan: a walk finds the GPU binaries and skips links and other files")
   CHECK_FALSE(walk.truncated);
   CHECK(walk.unreadable == std::vector<std::string>{(site.path() / "missing").string()});
 
-  const auto cut = scan_paths({root}, 3);
+  const auto cut = scan_paths({root}, WalkLimits{.max_entries = 3});
   CHECK(cut.truncated);
   CHECK(cut.files_seen == 4);
 }

@@ -106,7 +106,8 @@ TEST_CASE("loader: this machine's ld.so cache reads as ldconfig -p lists it") {
   REQUIRE(entries);
   std::set<std::string> ours, theirs;
   for (const auto& entry : *entries)
-    if (entry_for_this_machine(entry)) ours.insert(entry.soname + " => " + entry.path);
+    if (entry_for_this_machine(entry.flags))
+      ours.insert(std::string(entry.soname) + " => " + std::string(entry.path));
   for (const auto& line : text::lines(listing->out)) {
     // "\tlibz.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libz.so.1"
     const auto open = line.find(" (libc6,");
