@@ -1,7 +1,7 @@
 #pragma once
 // What an activation changed, kept in the shell's CUDAENV_DIFF so the next hook can undo exactly
-// that (DESIGN.md §4): a variable that was unset is unset again, an empty one is empty again, and
-// only the list entries cudaenv added leave PATH, so the user's own edits in between survive.
+// that (docs/design.md §4): a variable that was unset is unset again, an empty one is empty again,
+// and only the list entries cudaenv added leave PATH, so the user's own edits in between survive.
 
 #include <filesystem>
 #include <map>

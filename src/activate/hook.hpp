@@ -1,7 +1,7 @@
 #pragma once
 // `cudaenv hook-env`: what the prompt hook applies when something it watches changed. The shell
-// function decides with builtins alone whether to call it (DESIGN.md §5); this is the slow path,
-// and it still reads no manifest, loads no library and touches no network.
+// function decides with builtins alone whether to call it (docs/design.md §5); this is the slow
+// path, and it still reads no manifest, loads no library and touches no network.
 
 #include <filesystem>
 #include <optional>

@@ -1,5 +1,5 @@
 #pragma once
-// The environment a toolkit is used in (DESIGN.md §4): what `cudaenv exec` gives a command and
+// The environment a toolkit is used in (docs/design.md §4): what `cudaenv exec` gives a command and
 // what `cudaenv verify` builds and runs its program in.
 
 #include <map>

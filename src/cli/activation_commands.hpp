@@ -1,5 +1,5 @@
 #pragma once
-// The commands of daily use that must start fast (DESIGN.md §5): `current`, `env`, `exec`,
+// The commands of daily use that must start fast (docs/design.md §5): `current`, `env`, `exec`,
 // `which`, `init` and `hook-env`. They link nothing heavy, so the `cudaenv` front program runs
 // them itself and hands every other command to the full program.
 

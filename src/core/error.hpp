@@ -1,6 +1,6 @@
 #pragma once
 // Errors as values. Every fallible domain function returns Result<T>; the command line maps
-// ErrorKind to the exit codes of the contract (DESIGN.md §4) at its single catch site.
+// ErrorKind to the exit codes of the contract (docs/design.md §4) at its single catch site.
 
 #include <string>
 #include <utility>

@@ -1,5 +1,5 @@
 #pragma once
-// Where cudaenv keeps its own files (XDG base directories, DESIGN.md §3).
+// Where cudaenv keeps its own files (XDG base directories, docs/design.md §3).
 
 #include <filesystem>
 #include <string>

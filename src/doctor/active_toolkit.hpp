@@ -16,7 +16,7 @@ struct ActiveToolkit {
   std::vector<std::string> notes;              // a selection that pointed nowhere
 };
 
-// DESIGN.md §3's order, first match wins, over the toolkits probe found:
+// docs/design.md §3's order, first match wins, over the toolkits probe found:
 //   1./2. the selected version (project::select: $CUDAENV_VERSION, else the nearest .cudaenv, else
 //      the global config), matched against the toolkits cudaenv installed; without `selected`,
 //      $CUDAENV_VERSION from the facts ("system" skips it);

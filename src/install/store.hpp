@@ -1,5 +1,5 @@
 #pragma once
-// cudaenv's own store under the data root (DESIGN.md §3): toolkits/<version>/,
+// cudaenv's own store under the data root (docs/design.md §3): toolkits/<version>/,
 // cudnn/<version>-cuda<major>/, cache/downloads/, cache/manifests/, each install with a receipt.
 
 #include <chrono>

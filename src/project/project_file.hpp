@@ -1,6 +1,6 @@
 #pragma once
-// `.cudaenv`, the per-project file a team commits (DESIGN.md §3): TOML with `cuda = "12.1"`, an
-// optional `cudnn = "8.9"` and an optional [frameworks] table, or simply a version on one line.
+// `.cudaenv`, the per-project file a team commits (docs/design.md §3): TOML with `cuda = "12.1"`,
+// an optional `cudnn = "8.9"` and an optional [frameworks] table, or simply a version on one line.
 // The file comes with cloned repositories: it is parsed as data and nothing in it is executed.
 
 #include <filesystem>

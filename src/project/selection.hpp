@@ -1,5 +1,5 @@
 #pragma once
-// Which CUDA applies here, and why (DESIGN.md §3): CUDAENV_VERSION, then the nearest .cudaenv
+// Which CUDA applies here, and why (docs/design.md §3): CUDAENV_VERSION, then the nearest .cudaenv
 // from the current directory upward, then the global config's `cuda`, then the system's.
 
 #include <filesystem>

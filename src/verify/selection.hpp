@@ -21,7 +21,7 @@ struct ActiveVersion {
   std::string origin;  // "CUDAENV_VERSION", or the .cudaenv / config file that set it
 };
 
-// The version that applies in the current directory, in DESIGN.md §3's order: CUDAENV_VERSION,
+// The version that applies in the current directory, in docs/design.md §3's order: CUDAENV_VERSION,
 // the nearest .cudaenv upward, the global config. nullopt when none sets one (or says "system");
 // an error naming the variable or file when its value is not a version spec.
 Result<std::optional<ActiveVersion>> active_version(const Environment& env);

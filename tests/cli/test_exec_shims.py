@@ -1,4 +1,4 @@
-"""`cudaenv env`, `exec`, `which` and the shims give exactly the environment DESIGN.md §4 lists and
+"""`cudaenv env`, `exec`, `which` and the shims give exactly the environment docs/design.md §4 lists and
 run the toolkit that applies in the current directory, arguments and exit status untouched."""
 
 import json

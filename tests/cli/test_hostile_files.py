@@ -1,6 +1,6 @@
 """A .cudaenv or config that is not a small regular file (a FIFO, a directory, a link to
 /proc/self/pagemap or /proc/kmsg, a 1 GiB sparse file) never blocks or balloons: `cudaenv current`,
-`cudaenv env` and the bash prompt hook answer at once with exit 1 (a failure, DESIGN.md §4) and
+`cudaenv env` and the bash prompt hook answer at once with exit 1 (a failure, docs/design.md §4) and
 one line naming the file and why, and the shell goes on."""
 
 import os
