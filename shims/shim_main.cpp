@@ -21,6 +21,10 @@
 #include "probe/kernel_module.hpp"
 #include "probe/remembered_gpus.hpp"
 
+#ifndef CUDAENV_VERSION_STRING
+#define CUDAENV_VERSION_STRING "unknown"
+#endif
+
 namespace {
 
 int fail(const std::string& tool, const cudaenv::Error& error) {
@@ -80,6 +84,10 @@ int run(int argc, char** argv) {
   if (argc == 4 && std::string_view(argv[1]) == "hook-env" &&
       std::string_view(argv[2]) == "--shell")
     return hook_env(argv[3]);
+  if (argc == 2 && std::string_view(argv[1]) == "--version") {  // self-update asks a new bundle
+    std::puts("cudaenv-shim " CUDAENV_VERSION_STRING);
+    return 0;
+  }
   std::fprintf(stderr,
                "cudaenv-shim: run it through a link named after a tool "
                "($CUDAENV_ROOT/shims/nvcc); 'cudaenv rehash' creates them\n");

@@ -9,6 +9,7 @@
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "install/db_update.hpp"
+#include "install/interrupt.hpp"
 #include "manifest/load.hpp"
 
 namespace cudaenv::cli {
@@ -137,8 +138,10 @@ void add_db_command(CLI::App& app, Context& context, Outcome& outcome) {
   db->add_flag("--json", options->json, "Print it as JSON");
   auto* update = db->add_subcommand("update", "Fetch a newer database published beside the mirror");
   add_download_flags(*update, options->download);
-  update->callback(
-      [options, &context, &outcome] { outcome.status = run_db_update(*options, context); });
+  update->callback([options, &context, &outcome] {
+    outcome.status = install::run_interruptible("the database update",
+                                                [&] { return run_db_update(*options, context); });
+  });
   db->callback([options, update, &context, &outcome] {
     if (update->parsed()) return;
     outcome.status = run_db_show(*options, context);

@@ -8,6 +8,7 @@
 #include "cli/terminal.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
+#include "install/interrupt.hpp"
 #include "install/plan.hpp"
 #include "install/pypi_plan.hpp"
 #include "manifest/load.hpp"
@@ -209,9 +210,7 @@ Status run_plans(const Plans& plans, const InstallOptions& options, const Downlo
   return Ok{};
 }
 
-}  // namespace
-
-Status run_install_command(const InstallOptions& options, Context& context) {
+Status install_command(const InstallOptions& options, Context& context) {
   auto target = install_target(options, context);
   if (!target) return target.error();
   // Mistyped specs are reported before anything is downloaded, not after.
@@ -236,6 +235,15 @@ Status run_install_command(const InstallOptions& options, Context& context) {
   auto plans = make_plans(*target, options, *setup, *platform, context);
   if (!plans) return plans.error();
   return run_plans(*plans, options, *setup, context);
+}
+
+}  // namespace
+
+// SIGINT, SIGTERM and SIGHUP end it the same way at any step, a wait on another install's lock
+// included (install/interrupt.hpp); `use` installs through here too.
+Status run_install_command(const InstallOptions& options, Context& context) {
+  return install::run_interruptible("the install",
+                                    [&] { return install_command(options, context); });
 }
 
 void add_install_command(CLI::App& app, Context& context, Outcome& outcome) {

@@ -7,6 +7,7 @@
 #include "core/text.hpp"
 #include "install/bundle.hpp"
 #include "install/get_script.hpp"
+#include "install/interrupt.hpp"
 #include "install/mirror_create.hpp"
 #include "install/pypi_plan.hpp"
 #include "install/wheel_mirror.hpp"
@@ -180,8 +181,10 @@ void add_mirror_command(CLI::App& app, Context& context, Outcome& outcome) {
                      "curl -fsSL URL/cudaenv/get | sh needs no argument");
   add_download_flags(*create, options->download);
   add_source_flags(*create, options->download);
-  create->callback(
-      [options, &context, &outcome] { outcome.status = run_mirror_create(*options, context); });
+  create->callback([options, &context, &outcome] {
+    outcome.status = install::run_interruptible(
+        "mirror create", [&] { return run_mirror_create(*options, context); });
+  });
 }
 
 }  // namespace cudaenv::cli

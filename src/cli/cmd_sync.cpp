@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
 #include "core/text.hpp"
+#include "install/interrupt.hpp"
 #include "install/prefetch.hpp"
 #include "lock/lock_compare.hpp"
 #include "lock/lock_resolve.hpp"
@@ -146,8 +147,10 @@ void add_sync_command(CLI::App& app, Context& context, Outcome& outcome) {
   command->add_flag("--frozen", options->frozen,
                     "Never rewrite the lock: fail when it is missing or stale");
   add_download_flags(*command, options->download);
-  command->callback(
-      [options, &context, &outcome] { outcome.status = run_sync(*options, context); });
+  command->callback([options, &context, &outcome] {
+    outcome.status =
+        install::run_interruptible("the sync", [&] { return run_sync(*options, context); });
+  });
 }
 
 }  // namespace cudaenv::cli

@@ -6,6 +6,7 @@
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "fetch/simple_index.hpp"
+#include "install/interrupt.hpp"
 #include "install/remote.hpp"
 
 namespace cudaenv::cli {
@@ -170,6 +171,8 @@ Result<DownloadSetup> download_setup(const DownloadFlags& flags, const Context& 
   if (!backoff) return backoff.error();
   if (*backoff) setup.settings.fetch.first_backoff = std::chrono::milliseconds(**backoff);
   if (auto limits = apply_limits(context, setup.settings); !limits) return limits.error();
+  // Every transfer of a long command (manifests, indexes, archives) ends at once on a signal.
+  setup.settings.fetch.should_stop = install::stop_requested;
   return setup;
 }
 

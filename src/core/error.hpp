@@ -17,8 +17,9 @@ enum class ErrorKind {
   network = 5,
   integrity = 6,
   verification_failed = 7,
-  interrupted = 130,  // stopped by SIGINT (Ctrl-C), after cleaning up: 128 + the signal
-  terminated = 143,   // stopped by SIGTERM, likewise
+  hangup = 129,       // stopped by SIGHUP (the terminal closed), after cleaning up: 128 + 1
+  interrupted = 130,  // stopped by SIGINT (Ctrl-C), likewise: 128 + 2
+  terminated = 143,   // stopped by SIGTERM, likewise: 128 + 15
 };
 
 struct Error {

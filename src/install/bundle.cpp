@@ -4,11 +4,18 @@
 #include <archive_entry.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <regex>
 #include <vector>
 
+#include <sys/stat.h>
+
+#include "core/safe_write.hpp"
 #include "core/text.hpp"
 #include "install/bundle_switch.hpp"
 #include "install/extract.hpp"
@@ -51,17 +58,8 @@ Result<bool> holds_front_program(const fs::path& tarball) {
 }
 
 Status write_file(const fs::path& path, std::string_view text) {
-  const auto temporary = fs::path(path.string() + ".tmp");
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) return make_error(ErrorKind::failure, "cannot write " + shown(path.string()));
-  }
-  std::error_code ec;
-  fs::rename(temporary, path, ec);
-  if (ec)
-    return make_error(ErrorKind::failure,
-                      "cannot write " + shown(path.string()) + ": " + ec.message());
+  if (auto written = write_file_atomically(path, text); !written)
+    return make_error(ErrorKind::failure, shown(written.error().message));
   return Ok{};
 }
 
@@ -101,6 +99,84 @@ Status unpack(const fs::path& tarball, const fs::path& into, const std::string& 
                         "nothing was replaced; the mirror serves something else as the bundle");
   }
   return Ok{};
+}
+
+// The programs a bundle may hold, each asked its version before the switch, and what it must
+// answer for release `version`. The front program also runs its full program for --version.
+struct ProgramCheck {
+  const char* path;  // inside the tree
+  const char* name;  // what --version prints before the version
+  bool required;
+};
+constexpr ProgramCheck staged_programs[] = {
+    {"bin/cudaenv", "cudaenv", true},
+    {"libexec/cudaenv/cudaenv-full", "cudaenv", true},
+    {"libexec/cudaenv/cudaenv-shim", "cudaenv-shim", false},
+};
+// Sanitized builds under load start slowly; a hung program must still not hold the update.
+constexpr std::chrono::seconds version_timeout{30};
+
+Error unusable_bundle(const std::string& file_name, const std::string& problem) {
+  return make_error(ErrorKind::integrity, file_name + ": " + problem,
+                    "nothing was replaced; the mirror's bundle does not match its announcement: "
+                    "make the mirror again with cudaenv mirror create --with-cudaenv BUNDLE");
+}
+
+// Runs `program --version` from the unpacked tree: it must run here and name the release the
+// mirror announced, or the switch would install something that does not start, or another
+// version than the one the mirror's sha256 line (and the user) were told.
+Status check_program(const fs::path& tree, const ProgramCheck& program,
+                     const BundleRelease& release, const ProgramEnvironment& environment,
+                     ProcessRunner& runner) {
+  const auto path = tree / program.path;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    if (!program.required) return Ok{};
+    return unusable_bundle(release.file_name, std::string("holds no ") + program.path);
+  }
+  const auto expected = std::string(program.name) + " " + release.version.str();
+  auto ran = runner.run({{path.string(), "--version"}, environment, version_timeout});
+  if (!ran)
+    return unusable_bundle(release.file_name, std::string("its ") + program.path +
+                                                  " does not run: " + ran.error().message);
+  const auto answer = std::string(text::trim(ran->out));
+  if (!ran->succeeded()) {
+    const auto why = ran->timed_out
+                         ? "did not answer within " + std::to_string(version_timeout.count()) + " s"
+                         : "exited " + std::to_string(ran->exit_code);
+    return unusable_bundle(release.file_name, std::string("its ") + program.path + " --version " +
+                                                  why + ": " +
+                                                  text::printable(text::trim(ran->err), 200));
+  }
+  if (answer != expected)
+    return unusable_bundle(release.file_name,
+                           std::string("its ") + program.path + " --version printed \"" +
+                               text::printable(answer, 200) + "\", not \"" + expected + "\"");
+  return Ok{};
+}
+
+Status check_programs(const fs::path& tree, const BundleRelease& release,
+                      const ProgramEnvironment& environment, ProcessRunner& runner) {
+  for (const auto& program : staged_programs) {
+    if (auto checked = check_program(tree, program, release, environment, runner); !checked)
+      return checked;
+  }
+  return Ok{};
+}
+
+// A fresh staging directory no other process can have named beforehand: created exclusively,
+// 0700, its name ending in random digits (the pid first, for remove_abandoned_updates).
+Result<fs::path> make_staging(const fs::path& prefix) {
+  const auto bundles = bundle_directory(prefix);
+  std::error_code ec;
+  fs::create_directories(bundles, ec);
+  const auto staging =
+      bundles / (".incoming-" + std::to_string(::getpid()) + temporary_name_for("").substr(1));
+  if (::mkdir(staging.c_str(), 0700) != 0)
+    return make_error(ErrorKind::failure,
+                      "cannot create " + shown(staging.string()) + ": " + std::strerror(errno),
+                      "make " + shown(prefix.string()) + " writable and run self-update again");
+  return staging;
 }
 
 // The get script with the mirror's URL in place of its empty `baked_mirror=''` line.
@@ -180,20 +256,19 @@ Result<BundleRelease> publish_bundle(const fs::path& dir, const fs::path& bundle
 }
 
 Status install_bundle(const std::string& mirror, const BundleRelease& release,
-                      const fs::path& prefix, const fetch::FetchOptions& options) {
+                      const fs::path& prefix, const BundleChecks& checks) {
   remove_abandoned_updates(prefix);
   // Inside the bundle directory, so the switch is a rename within one file system.
-  const auto staging = bundle_directory(prefix) / (".incoming-" + std::to_string(::getpid()));
-  std::error_code ec;
-  fs::remove_all(staging, ec);
-  if (!fs::create_directories(staging, ec) || ec)
-    return make_error(ErrorKind::failure, "cannot create " + shown(staging.string()),
-                      "make " + shown(prefix.string()) + " writable and run self-update again");
+  auto staging = make_staging(prefix);
+  if (!staging) return staging.error();
+  const auto tree = *staging / "tree";
   const std::string url = mirror + "/cudaenv/releases/" + release.file_name;
-  auto status = download_checked(url, staging / release.file_name, release, options);
-  if (status) status = unpack(staging / release.file_name, staging / "tree", release.file_name);
-  if (status) status = switch_to_bundle(staging / "tree", prefix);
-  fs::remove_all(staging, ec);
+  auto status = download_checked(url, *staging / release.file_name, release, checks.fetch);
+  if (status) status = unpack(*staging / release.file_name, tree, release.file_name);
+  if (status) status = check_programs(tree, release, checks.environment, checks.runner);
+  if (status) status = switch_to_bundle(tree, prefix);
+  std::error_code ec;
+  fs::remove_all(*staging, ec);
   return status;
 }
 

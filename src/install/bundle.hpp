@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "core/process.hpp"
 #include "core/version.hpp"
 #include "fetch/http.hpp"
 
@@ -43,11 +44,23 @@ Result<BundleRelease> publish_bundle(const std::filesystem::path& dir,
 // character), trailing slashes dropped. A usage error naming --url otherwise.
 Result<std::string> checked_public_url(const std::string& url);
 
+// The environment the unpacked bundle's programs are asked their version in.
+using ProgramEnvironment = std::map<std::string, std::string>;
+
+struct BundleChecks {
+  fetch::FetchOptions fetch;
+  ProgramEnvironment environment;  // PATH and the like: never the caller's CUDAENV_*
+  ProcessRunner& runner;
+};
+
 // Downloads the bundle `release` names from `mirror`, checks its sha256 (a mismatch is an
-// integrity error, and nothing is replaced), unpacks it inside bundle_directory(prefix) and
-// switches the installation to it in one step (install/bundle_switch.hpp): a cudaenv started at
-// any instant runs the old release's programs or the new one's, never a mix.
+// integrity error, and nothing is replaced), unpacks it inside bundle_directory(prefix), runs
+// its programs (`bin/cudaenv --version`, which runs its full program, then the full program and
+// the shim themselves): each must print the announced version, else an integrity error and
+// nothing is replaced. Then switches the installation to it in one step
+// (install/bundle_switch.hpp): a cudaenv started at any instant runs the old release's programs
+// or the new one's, never a mix.
 Status install_bundle(const std::string& mirror, const BundleRelease& release,
-                      const std::filesystem::path& prefix, const fetch::FetchOptions& options);
+                      const std::filesystem::path& prefix, const BundleChecks& checks);
 
 }  // namespace cudaenv::install

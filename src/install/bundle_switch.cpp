@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/safe_write.hpp"
 #include "core/text.hpp"
 
 namespace cudaenv::install {
@@ -29,20 +30,15 @@ Error cannot(const std::string& what, const fs::path& path, const std::string& r
                     "make " + shown(prefix) + " writable and run self-update again");
 }
 
-// `link` made a symlink to `target` in one rename: a reader sees the old entry or the link.
+// `link` made a symlink to `target` in one rename: a reader sees the old entry or the link. The
+// link is made under an unpredictable name first (core/safe_write.hpp): a name another process
+// guessed and planted beforehand can never be followed or reused.
 Status place_link(const fs::path& link, const fs::path& target, const fs::path& prefix) {
   std::error_code ec;
   if (fs::is_symlink(link, ec) && fs::read_symlink(link, ec) == target) return Ok{};
-  fs::create_directories(link.parent_path(), ec);
-  const auto temporary = link.parent_path() / (".cudaenv-link-" + std::to_string(::getpid()) + "-" +
-                                               link.filename().string());
-  fs::remove(temporary, ec);
-  fs::create_symlink(target, temporary, ec);
-  if (!ec) fs::rename(temporary, link, ec);
-  if (ec) {
-    fs::remove(temporary, ec);
-    return cannot("link", link, ec.message(), prefix);
-  }
+  if (auto placed = replace_symlink_atomically(link, target); !placed)
+    return make_error(ErrorKind::failure, shown(placed.error().message),
+                      "make " + shown(prefix) + " writable and run self-update again");
   return Ok{};
 }
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/safe_write.hpp"
 #include "core/files.hpp"
+#include "core/safe_write.hpp"
 #include "install/interrupt.hpp"
 #include "install/store.hpp"
 #include "manifest/db_install.hpp"
@@ -13,6 +13,8 @@ namespace cudaenv::install {
 namespace fs = std::filesystem;
 
 namespace {
+
+constexpr const char* unchanged = "the database in use is unchanged";
 
 Result<manifest::DbIndex> fetch_index(const DbUpdateRequest& request) {
   const auto url = db_index_url(request.mirror);
@@ -30,7 +32,12 @@ Result<manifest::DbIndex> fetch_index(const DbUpdateRequest& request) {
                           ") stays; every other command keeps working with it");
   }
   if (!text) return text.error();
-  return manifest::parse_db_index(*text, url);
+  auto index = manifest::parse_db_index(*text, url);
+  if (!index) return index.error();
+  if (auto current = manifest::check_not_in_future(*index, url, std::chrono::system_clock::now());
+      !current)
+    return current.error();
+  return index;
 }
 
 Status download_file(const DbUpdateRequest& request, const manifest::DbIndex& index,
@@ -55,7 +62,7 @@ Status download_all(const DbUpdateRequest& request, const manifest::DbIndex& ind
     if (auto downloaded = download_file(request, index, file, staging); !downloaded)
       return downloaded;
     if (const int signal = InterruptGuard::caught())
-      return interrupted_error(signal, "the database update");
+      return interrupted_error(signal, "the database update", unchanged);
   }
   return manifest::check_staged_database(staging, index);
 }
@@ -92,7 +99,7 @@ std::string db_file_url(const std::string& mirror, const std::string& revision,
 Result<DbUpdateResult> update_database(const DbUpdateRequest& request) {
   const InterruptGuard interrupt;
   auto stoppable = request;  // Ctrl-C stops a transfer at once, not at its stall timeout
-  stoppable.fetch.should_stop = [] { return InterruptGuard::caught() != 0; };
+  stoppable.fetch.should_stop = stop_requested;
   auto index = fetch_index(stoppable);
   auto result = index ? Result<DbUpdateResult>(DbUpdateResult{}) : index.error();
   if (index && manifest::compare_revisions(index->revision, request.revision_in_use) <= 0)
@@ -100,7 +107,7 @@ Result<DbUpdateResult> update_database(const DbUpdateRequest& request) {
   else if (index)
     result = install_index(stoppable, *index);
   if (const int signal = InterruptGuard::caught(); signal != 0 && !result)
-    return interrupted_error(signal, "the database update");
+    return interrupted_error(signal, "the database update", unchanged);
   return result;
 }
 

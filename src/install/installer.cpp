@@ -51,7 +51,7 @@ Status install_archive(const InstallPlan& plan, size_t index, const Store& store
   const ChunkSource source = [&]() -> Result<std::string_view> {
     if (first.failed()) return make_error(ErrorKind::failure, "stopped: another archive failed");
     if (const int signal = InterruptGuard::caught())
-      return interrupted_error(signal, "the download of " + url);
+      return interrupted_error(signal, "the download of " + url, "nothing was installed");
     return stream.next();
   };
   const auto drain = [&]() -> Status {
@@ -226,12 +226,15 @@ Result<InstallOutcome> run_install(const InstallPlan& plan, const Store& store,
   if (auto writable = prepare_store(store, plan.product); !writable) return writable.error();
   const InterruptGuard interrupt;
   const auto what = "the install of " + plan.target.string();
+  const auto stopped = [&](int signal) {
+    return interrupted_error(signal, what, "nothing was installed");
+  };
   const auto parent = plan.target.parent_path();
   const auto name = plan.target.filename().string();
   auto lock = InstallLock::acquire(
       parent / (".lock-" + name), [&] { observer.waiting_for_lock(); },
       [&](const std::string& note) { observer.lock_taken_over(note); });
-  if (const int signal = InterruptGuard::caught()) return interrupted_error(signal, what);
+  if (const int signal = InterruptGuard::caught()) return stopped(signal);
   if (!lock) return lock.error();
   remove_stale_staging(parent, name);  // first: it may put back a prefix a killed run set aside
   std::error_code ec;
@@ -246,12 +249,11 @@ Result<InstallOutcome> run_install(const InstallPlan& plan, const Store& store,
   if (status && ::chmod(staging.c_str(), 0755) != 0)
     status = make_error(ErrorKind::failure, "cannot set the mode of " + staging.string());
   // A signal that arrived after the last chunk still cancels: nothing is committed.
-  if (const int signal = InterruptGuard::caught(); signal != 0 && status)
-    status = interrupted_error(signal, what);
+  if (const int signal = InterruptGuard::caught(); signal != 0 && status) status = stopped(signal);
   if (status) status = commit(staging, plan.target, settings.force);
   if (!status) {
     fs::remove_all(staging, ec);
-    if (const int signal = InterruptGuard::caught()) return interrupted_error(signal, what);
+    if (const int signal = InterruptGuard::caught()) return stopped(signal);
     return status.error();
   }
   return InstallOutcome::installed;

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "core/error.hpp"
+#include "core/fd.hpp"
 #include "install/lock_owner.hpp"
 
 namespace cudaenv::install {
@@ -24,8 +25,9 @@ namespace fs = std::filesystem;
 // process installing the same version waits for it.
 class InstallLock {
  public:
-  // `on_wait` is called once if the lock is busy, before blocking; `on_note` hears of a stale
-  // holder's lock taken over.
+  // `on_wait` is called once if the lock is busy, before waiting; `on_note` hears of a stale
+  // holder's lock taken over. The wait polls, so a signal (install/interrupt.hpp) ends it within
+  // 100 ms with the signal's error, however it arrived.
   static Result<InstallLock> acquire(const fs::path& lock_file,
                                      const std::function<void()>& on_wait,
                                      const std::function<void(const std::string&)>& on_note = {});
@@ -45,9 +47,9 @@ class InstallLock {
   ~InstallLock();
 
  private:
-  InstallLock(int fd, fs::path path, OwnerClaim claim)
-      : fd_(fd), path_(std::move(path)), claim_(std::move(claim)) {}
-  int fd_ = -1;
+  InstallLock(UniqueFd fd, fs::path path, OwnerClaim claim)
+      : fd_(std::move(fd)), path_(std::move(path)), claim_(std::move(claim)) {}
+  UniqueFd fd_;  // closing it releases the flock
   fs::path path_;
   std::optional<OwnerClaim> claim_;
 };

@@ -1,9 +1,12 @@
 #pragma once
 // The part of a store lock that works across hosts (a store on NFS, where flock may lock only
 // locally): an owner file beside the lock file, created with O_EXCL and holding the holder's
-// host, pid and start time. A holder refreshes the file's time while it lives, so another host
-// can tell a live holder from a dead one; a stale owner file (its process gone on this host, or
-// not refreshed for `stale_after` on another) is taken over, and the taker says so.
+// host, pid and start time, and on Linux the boot id and the process's own start time (in clock
+// ticks since boot, /proc/PID/stat). A holder refreshes the file's time while it lives, so another
+// host can tell a live holder from a dead one. A stale owner file is taken over, and the taker
+// says so: on this host when its process is gone, when the host restarted since (another boot
+// id), or when its pid now names another process (one that started after the owner file was
+// written: pids are reused); on another host when it was not refreshed for `stale_after`.
 
 #include <chrono>
 #include <filesystem>
@@ -30,8 +33,10 @@ fs::path owner_file(const fs::path& lock_file);
 struct OwnerRecord {
   std::string host;
   long pid = 0;
-  long long started = 0;  // seconds since the epoch
-  std::string text;       // the file's exact content: identifies one holder
+  long long started = 0;      // seconds since the epoch, when the file was written
+  std::string boot;           // /proc/sys/kernel/random/boot_id; empty when not recorded
+  long long start_ticks = 0;  // the holder's start, ticks since boot; 0 when not recorded
+  std::string text;           // the file's exact content: identifies one holder
 };
 
 // The record in `file`, nullopt when there is none or it cannot be read.
@@ -46,7 +51,8 @@ bool has_live_owner(const fs::path& lock_file);
 class OwnerClaim {
  public:
   // Creates the owner file. While a live holder owns it: nullopt when `wait` is false, else
-  // waits (calling `on_wait` once). A stale one is removed (telling `on_note` why) and claimed.
+  // waits (calling `on_wait` once; a signal ends the wait with its error, install/interrupt.hpp).
+  // A stale one is removed (telling `on_note` why) and claimed.
   // Where this process may not create files (a store it cannot write), an empty claim.
   static Result<std::optional<OwnerClaim>> claim(
       const fs::path& lock_file, bool wait, const std::function<void()>& on_wait,

@@ -4,10 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/safe_write.hpp"
 #include "core/files.hpp"
 #include "core/parallel.hpp"
+#include "core/safe_write.hpp"
 #include "install/db_update.hpp"
+#include "install/interrupt.hpp"
 #include "install/remote.hpp"
 
 namespace cudaenv::install {
@@ -29,11 +30,13 @@ Status write_filtered_manifest(const fs::path& path, const MirrorRelease& releas
 
 Status mirror_archive(const fs::path& redist, const std::string& upstream,
                       const MirrorRelease& release, size_t index, const InstallSettings& settings,
-                      InstallObserver& observer) {
+                      InstallObserver& observer, const FirstError& first) {
   const auto& archive = release.archives[index];
   const auto destination = redist / archive.file.relative_path;
   const auto url = archive_url(upstream, release.product, archive.file.relative_path);
-  fetch::ResumableStream stream(url, destination, archive.file.size, settings.fetch,
+  auto options = settings.fetch;
+  options.should_stop = [&] { return first.failed() || stop_requested(); };
+  fetch::ResumableStream stream(url, destination, archive.file.size, options,
                                 [&](std::uint64_t done, std::uint64_t total) {
                                   observer.archive_progress(index, done, total);
                                 });
@@ -72,11 +75,17 @@ Result<MirrorRelease> plan_mirror_release(const MirrorRequest& request, const Re
 Status create_mirror_release(const fs::path& dir, const std::string& upstream,
                              const MirrorRelease& release, const InstallSettings& settings,
                              InstallObserver& observer) {
+  const InterruptGuard interrupt;
   const auto redist = dir / release.product / "redist";
   auto copied = for_each_in_parallel(
-      release.archives.size(), settings.jobs, [&](size_t index, const FirstError&) {
-        return mirror_archive(redist, upstream, release, index, settings, observer);
+      release.archives.size(), settings.jobs, [&](size_t index, const FirstError& first) {
+        return mirror_archive(redist, upstream, release, index, settings, observer, first);
       });
+  // A signal after the last byte still stops it: the release is listed only when asked for whole.
+  if (const int signal = InterruptGuard::caught())
+    return interrupted_error(signal,
+                             "the mirror of " + release.product + " " + release.version.str(),
+                             "the release is not listed; its archives resume where they stopped");
   if (!copied) return copied.error();
   // The manifest goes last: a mirror never lists a release whose archives are not all there.
   return write_filtered_manifest(redist / ("redistrib_" + release.version.str() + ".json"),

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/untrusted.hpp"
+
 namespace cudaenv::manifest {
 
 namespace {
@@ -68,9 +70,27 @@ Result<std::vector<DbFile>> parse_file_list(const json& document, const std::str
   return parsed;
 }
 
+// A string field of one of untrusted.hpp's grammars, or an error naming `origin` and the key.
+Result<std::string> checked_field(const json& object, const char* key, untrusted::Field field,
+                                  const std::string& origin) {
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_string())
+    return index_error(origin, std::string(key) + " is missing or not a string");
+  const auto& value = it->get_ref<const std::string&>();
+  if (auto valid = untrusted::check(field, value, origin + ": " + key); !valid)
+    return valid.error();
+  return value;
+}
+
+// A revision holds facts checked up to its own day: an index dated later disagrees with it.
+Status check_date_against_revision(const std::string& date, const std::string& revision,
+                                   const std::string& origin) {
+  if (date <= date_of_revision(revision)) return Ok{};  // YYYY-MM-DD orders as text
+  return index_error(origin, "date " + date + " is later than the day its revision " + revision +
+                                 " names: a revision carries facts checked up to its own day");
+}
+
 Result<DbIndex> parse_index_object(const json& document, const std::string& origin) {
-  static const std::regex revision_pattern(R"([0-9][0-9A-Za-z.-]{0,63})");
-  static const std::regex date_pattern(R"([0-9]{4}-[0-9]{2}-[0-9]{2})");
   if (!document.is_object()) return index_error(origin, "not a JSON object");
   const auto format = document.find("format");
   if (format == document.end() || !format->is_number_integer())
@@ -82,11 +102,12 @@ Result<DbIndex> parse_index_object(const json& document, const std::string& orig
                           ")",
                       "update cudaenv itself, or publish the database with this cudaenv");
   }
-  auto revision = checked_string(document, "revision", revision_pattern, origin, "");
+  auto revision = checked_field(document, "revision", untrusted::Field::revision, origin);
   if (!revision) return revision.error();
-  auto date = checked_string(document, "date", date_pattern, origin, "");
+  auto date = checked_field(document, "date", untrusted::Field::date, origin);
   if (!date) return date.error();
-  if (!parse_date(*date)) return index_error(origin, "date " + *date + " is not a calendar date");
+  if (auto agrees = check_date_against_revision(*date, *revision, origin); !agrees)
+    return agrees.error();
   auto files = parse_file_list(document, origin);
   if (!files) return files.error();
   return DbIndex{*revision, *date, std::move(*files)};
@@ -125,6 +146,27 @@ Result<DbIndex> parse_db_index(std::string_view text, const std::string& origin)
   const auto document = json::parse(text, nullptr, false);
   if (document.is_discarded()) return index_error(origin, "not valid JSON");
   return parse_index_object(document, origin);
+}
+
+Status check_not_in_future(const DbIndex& index, const std::string& origin,
+                           std::chrono::system_clock::time_point now) {
+  const auto latest = std::chrono::floor<std::chrono::days>(now) + db_max_days_ahead;
+  const auto ahead = [&](const std::string& date) {
+    const auto day = parse_date(date);
+    return !day || *day > latest;
+  };
+  const auto hint =
+      "a database dated ahead of today would rank above every later one and stop "
+      "all updates: the mirror's clock or database is wrong, or it is hostile; use "
+      "another --mirror";
+  if (ahead(index.date))
+    return make_error(ErrorKind::integrity,
+                      origin + ": date " + index.date + " is more than a day in the future", hint);
+  if (ahead(date_of_revision(index.revision)))
+    return make_error(
+        ErrorKind::integrity,
+        origin + ": revision " + index.revision + " is dated more than a day in the future", hint);
+  return Ok{};
 }
 
 std::string db_index_json(const DbIndex& index) { return index_object(index).dump(2) + "\n"; }

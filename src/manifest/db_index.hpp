@@ -42,9 +42,19 @@ struct DbRecord {
   std::string updated_at;  // UTC, 2026-11-30T17:02:11Z
 };
 
-// Parses and checks an index (every field, the file names, hex digests and sizes). Errors are
-// ErrorKind::integrity naming `origin` and the field.
+// Parses and checks an index (every field, the file names, hex digests and sizes; the revision
+// and the date through untrusted.hpp's grammars, so a serial is at most 4 digits; the date not
+// later than the day the revision names). Errors are ErrorKind::integrity naming `origin` and the
+// field.
 Result<DbIndex> parse_db_index(std::string_view text, const std::string& origin);
+
+// How far ahead of today an index's date (and its revision's) may be: time zones, a clock a
+// little fast. A revision far ahead would rank above every later one and freeze all updates.
+constexpr std::chrono::days db_max_days_ahead{1};
+// Ok when neither the index's date nor its revision's date is more than db_max_days_ahead after
+// `now`; else ErrorKind::integrity naming `origin` and the field.
+Status check_not_in_future(const DbIndex& index, const std::string& origin,
+                           std::chrono::system_clock::time_point now);
 std::string db_index_json(const DbIndex& index);
 
 Result<DbRecord> parse_db_record(std::string_view text, const std::string& origin);

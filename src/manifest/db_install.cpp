@@ -8,6 +8,8 @@
 
 #include <sys/stat.h>
 
+#include "core/fd.hpp"
+#include "core/safe_write.hpp"
 #include "manifest/load.hpp"
 
 namespace cudaenv::manifest {
@@ -28,21 +30,19 @@ Error install_error(const std::string& what) {
 
 // fsync on a file or a directory: what is renamed into place is on disk first.
 Status flush(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return install_error("cannot open " + path.string() + ": " + system_reason());
-  const bool synced = ::fsync(fd) == 0;
-  const auto why = system_reason();
-  ::close(fd);
-  if (!synced) return install_error("cannot flush " + path.string() + ": " + why);
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd) return install_error("cannot open " + path.string() + ": " + system_reason());
+  if (::fsync(fd.get()) != 0)
+    return install_error("cannot flush " + path.string() + ": " + system_reason());
+  if (auto closed = fd.close(path.string()); !closed) return install_error(closed.error().message);
   return Ok{};
 }
 
+// The record is written like every file cudaenv writes in place (core/safe_write.hpp): never
+// through a name something else put in the staging directory.
 Status write_file(const fs::path& path, const std::string& text) {
-  std::FILE* out = std::fopen(path.c_str(), "wb");
-  if (out == nullptr)
-    return install_error("cannot write " + path.string() + ": " + system_reason());
-  const bool written = std::fwrite(text.data(), 1, text.size(), out) == text.size();
-  if (std::fclose(out) != 0 || !written) return install_error("cannot write " + path.string());
+  if (auto written = write_file_atomically(path, text, {0644, CreateParents::no}); !written)
+    return install_error(written.error().message);
   return Ok{};
 }
 
@@ -171,7 +171,9 @@ Result<DbCommit> commit_database(const fs::path& staging, const fs::path& data_r
   if (::chmod(staging.c_str(), 0755) != 0)
     return install_error("cannot set the mode of " + staging.string() + ": " + system_reason());
   if (auto flushed = flush(staging); !flushed) return flushed.error();
-  const auto aside = data_root / (aside_prefix + std::to_string(::getpid()));
+  // Not a name another process can guess and plant a link or directory under beforehand.
+  const auto aside =
+      data_root / (aside_prefix + std::to_string(::getpid()) + temporary_name_for("").substr(1));
   if (auto swapped = swap_into_place(staging, data_root / "manifests", aside); !swapped)
     return swapped.error();
   (void)flush(data_root);  // the rename itself; the new database is in place either way

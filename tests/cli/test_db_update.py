@@ -42,10 +42,12 @@ def today():
     return utc_today().isoformat()
 
 
-def publish(mirror, revision, date, add_release=True, edit=None):
+def publish(mirror, revision, date=None, add_release=True, edit=None):
     """Writes the repository's database as `revision` below <mirror>/cudaenv/db/ with its index,
-    as a mirror serves it; `add_release` adds CUDA 13.9.0, a release only this database knows;
-    `edit(name, text)` changes a file after its sha256 is taken (a damaged copy)."""
+    as a mirror serves it, dated `date` (default: the day its revision names); `add_release` adds
+    CUDA 13.9.0, a release only this database knows; `edit(name, text)` changes a file after its
+    sha256 is taken (a damaged copy)."""
+    date = date or revision[:10]
     db = mirror / "cudaenv" / "db"
     files = []
     for path in sorted(REPO_MANIFESTS.glob("*.toml")):
@@ -94,7 +96,7 @@ def update(env, url, expect):
 def install_revision(tmp, env, revision, date=None):
     """Publishes `revision` (with CUDA 13.9) on a fresh mirror and installs it with db update."""
     mirror = tmp / f"mirror-{revision}"
-    publish(mirror, revision, date or today())
+    publish(mirror, revision, date)
     with mirror_server(mirror) as (url, _):
         update(env, url, 0)
 
@@ -106,7 +108,7 @@ def a_newer_database_is_installed_whole_and_used(tmp):
     check(before["source"] == "compiled-in" and before["revision"] == compiled_in_revision(), f"{before}")
     check(not knows_13_9(env), "the compiled-in database does not know CUDA 13.9")
     revision = newer(1)
-    index = publish(tmp / "mirror", revision, today())
+    index = publish(tmp / "mirror", revision)
     with mirror_server(tmp / "mirror") as (url, faults):
         proc = update(env, url, 0)
         check(f"from revision {compiled_in_revision()} to {revision}" in proc.stdout, proc.stdout)
@@ -118,7 +120,7 @@ def a_newer_database_is_installed_whole_and_used(tmp):
         after = db_json(env)
         check(after["revision"] == revision and after["source"] == "downloaded", f"{after}")
         check(after["url"] == f"{url}/cudaenv/db/index.json" and after["updated_at"], f"{after}")
-        check(after["date"] == today() and after["stale"] is False, f"{after}")
+        check(after["date"] == revision[:10] and after["stale"] is False, f"{after}")
         shown = run(["db"], env, check_exit=0).stdout
         check(f"updated from {url}/cudaenv/db/index.json at " in shown, shown)
         check(knows_13_9(env), "resolve sees the release only the new database has")
@@ -140,7 +142,7 @@ def a_file_that_does_not_match_its_sha256_is_refused_and_the_old_database_kept(t
     install_revision(tmp, env, newer(1))
     installed = {p.name: p.read_bytes() for p in (tmp / "root" / "manifests").iterdir()}
     # The second database's frameworks.toml arrives with one byte flipped on the way.
-    publish(tmp / "mirror", newer(2), today())
+    publish(tmp / "mirror", newer(2))
     with mirror_server(tmp / "mirror", {f"/cudaenv/db/{newer(2)}/frameworks.toml": {"corrupt_at": 500}}) as (url, _):
         proc = update(env, url, None)
         expect_error(proc, 6, "sha256 mismatch", "frameworks.toml")
@@ -165,17 +167,17 @@ def truncated_oversized_and_garbled_databases_are_refused(tmp):
     env = env_for(tmp)
     install_revision(tmp, env, newer(1))
     truncated = lambda name, data: data[:len(data) // 2] if name == "cuda.toml" else data  # noqa: E731
-    publish(tmp / "truncated", newer(2), today(), edit=truncated)
+    publish(tmp / "truncated", newer(2), edit=truncated)
     with mirror_server(tmp / "truncated") as (url, _):
         expect_error(update(env, url, None), 6, "cuda.toml")
 
-    publish(tmp / "oversized", newer(3), today())
+    publish(tmp / "oversized", newer(3))
     with mirror_server(tmp / "oversized", {f"/cudaenv/db/{newer(3)}/drivers.toml": {"extra": 5000}}) as (url, _):
         expect_error(update(env, url, None), 6, "drivers.toml")
 
     # Garbled but listed with its own digest: it matches, yet does not parse.
     garbled = tmp / "garbled"
-    publish(garbled, newer(4), today())
+    publish(garbled, newer(4))
     bad = garbled / "cudaenv" / "db" / newer(4) / "drivers.toml"
     bad.write_text(bad.read_text() + '\n[[branch]]\nbranch = "not a number"\n')
     index = json.loads((garbled / "cudaenv" / "db" / "index.json").read_text())
@@ -202,6 +204,48 @@ def truncated_oversized_and_garbled_databases_are_refused(tmp):
     check(leftovers(tmp / "root") == [], f"no staging left behind: {leftovers(tmp / 'root')}")
 
 
+def installed_files(tmp):
+    return {p.name: p.read_bytes() for p in (tmp / "root" / "manifests").iterdir()}
+
+
+@case
+def revisions_and_dates_that_would_freeze_updates_are_refused(tmp):
+    """A revision ranks databases: one from the far future, or with a serial no real revision
+    reaches, would rank above every later database and stop all updates. Each is refused (exit 6,
+    naming the index's URL and the field) and the installed database stays byte for byte."""
+    env = env_for(tmp)
+    install_revision(tmp, env, newer(1))
+    installed = installed_files(tmp)
+    ahead = (utc_today() + datetime.timedelta(days=3)).isoformat()
+    refused = [
+        # (revision, date, field, words of the error)
+        (f"{compiled_in_revision()}.99999", None, "revision", "is not a database revision"),
+        ("99999999", "2026-01-01", "revision", "is not a database revision"),
+        ("2026-11-30-evil", None, "revision", "is not a database revision"),
+        (f"{ahead}.1", ahead, "date", "more than a day in the future"),
+        ("2099-12-31", "2099-12-31", "date", "more than a day in the future"),
+        ("2099-12-31", compiled_in_revision()[:10], "revision", "more than a day in the future"),
+        (newer(2), "2026-13-01", "date", "is not a date"),
+        (newer(2), ahead, "date", "later than the day its revision"),
+    ]
+    for number, (revision, date, field, words) in enumerate(refused):
+        mirror = tmp / f"mirror-{number}"
+        publish(mirror, revision, date)
+        with mirror_server(mirror) as (url, _):
+            proc = update(env, url, None)
+        line = expect_error(proc, 6, f"{url}/cudaenv/db/index.json", words)
+        check(f": {field}" in line or f" {field} " in line, f"{revision}/{date}: names {field}: {line}")
+        check(installed_files(tmp) == installed, f"{revision}/{date}: the installed database is unchanged")
+        check(db_json(env)["revision"] == newer(1), f"{revision}/{date}: the old revision is in use")
+    check(leftovers(tmp / "root") == [], f"no staging left behind: {leftovers(tmp / 'root')}")
+    # A revision within a day ahead (another time zone) is fine, and later ones still install.
+    tomorrow = (utc_today() + datetime.timedelta(days=1)).isoformat()
+    publish(tmp / "tomorrow", f"{tomorrow}.1")
+    with mirror_server(tmp / "tomorrow") as (url, _):
+        update(env, url, 0)
+    check(db_json(env)["revision"] == f"{tomorrow}.1", "a revision dated tomorrow installs")
+
+
 @case
 def an_older_or_equal_revision_is_not_installed(tmp):
     env = env_for(tmp)
@@ -214,7 +258,7 @@ def an_older_or_equal_revision_is_not_installed(tmp):
     check(db_json(env)["source"] == "compiled-in", "the compiled-in database stays in use")
 
     install_revision(tmp, env, newer(5))
-    publish(tmp / "older", newer(4), today())
+    publish(tmp / "older", newer(4))
     with mirror_server(tmp / "older") as (url, _):
         proc = update(env, url, 0)
         check(f"offers revision {newer(4)}, the one in use is {newer(5)}" in proc.stdout, proc.stdout)
@@ -248,7 +292,7 @@ def without_the_mirror_every_command_keeps_working(tmp):
 def an_update_killed_midway_leaves_the_old_database(tmp):
     env = env_for(tmp)
     install_revision(tmp, env, newer(1))
-    publish(tmp / "mirror", newer(2), today())
+    publish(tmp / "mirror", newer(2))
     stalled = f"/cudaenv/db/{newer(2)}/sources.toml"
     with mirror_server(tmp / "mirror", {stalled: {"stall_after": 10, "stall_seconds": 60}}) as (url, faults):
         log = faults.parent / (faults.name + ".log")
@@ -303,7 +347,7 @@ def mirror_create_publishes_a_database_that_db_update_accepts(tmp):
 @case
 def resolve_doctor_and_db_note_a_database_older_than_90_days(tmp):
     env = env_for(tmp)
-    install_revision(tmp, env, newer(1))  # dated today
+    install_revision(tmp, env, newer(1))  # dated the day its revision names
     fresh = run(["resolve", "--no-detect"], env)
     check("note: the compatibility database" not in fresh.stderr, f"a fresh database gets no note: {fresh.stderr}")
     old_date = (utc_today() - datetime.timedelta(days=200)).isoformat()

@@ -1,20 +1,22 @@
 """`cudaenv self-update`: replaces an installed release bundle with the newer one the mirror
-serves (sha256-checked, unpacked beside the installed tree and switched to in one rename, so a
-kill at any instant leaves the installation wholly old or wholly new, and the tree it replaced
-stays for programs still running); refuses a bundle whose checksum does not match (exit 6,
-nothing replaced), says when it is up to date, and refuses to touch a cudaenv that is not a
-bundle installation."""
+serves (sha256-checked, unpacked beside the installed tree, its programs run and found to print
+the announced version, and switched to in one rename, so a kill at any instant leaves the
+installation wholly old or wholly new, and the tree it replaced stays for programs still
+running); refuses a bundle whose checksum does not match, or whose programs do not run or print
+another version (exit 6, nothing replaced), says when it is up to date, and refuses to touch a
+cudaenv that is not a bundle installation."""
 
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
-from bundle_helpers import bundle_tarball, digests, installed_bundle, serve_bundle
+from bundle_helpers import (build_program, built_version, bundle_tarball, digests, installed_bundle, printing,
+                            serve_bundle)
 from harness import case, check, clean_env, expect_error, finish, mirror_server
 
-MARKER = b"\0cudaenv-99.0.0-marker"
-OLD_MARKER = b"\0cudaenv-98.0.0-marker"
+MARKER = b"\0cudaenv-9.0.0-marker"
+OLD_MARKER = b"\0cudaenv-8.0.0-marker"
 PATIENCE = 120
 PROGRAMS = ("bin/cudaenv", "libexec/cudaenv/cudaenv-full", "libexec/cudaenv/cudaenv-shim")
 
@@ -27,15 +29,15 @@ def run_installed(prefix, args, env):
 @case
 def a_newer_bundle_replaces_the_installed_one(tmp):
     prefix = installed_bundle(tmp / "prefix")
-    serve_bundle(tmp / "mirror", bundle_tarball(tmp, "99.0.0", MARKER))
+    serve_bundle(tmp / "mirror", bundle_tarball(tmp, "9.0.0", MARKER))
     env = clean_env(tmp)
     with mirror_server(tmp / "mirror") as (url, _):
         proc = run_installed(prefix, ["self-update", "--mirror", url], env)
     check(proc.returncode == 0, f"self-update succeeds: {proc.stderr!r}")
-    check("to 99.0.0" in proc.stdout, f"it says what it installed: {proc.stdout!r}")
+    check("to 9.0.0" in proc.stdout, f"it says what it installed: {proc.stdout!r}")
     for program in PROGRAMS:
         check((prefix / program).read_bytes().endswith(MARKER), f"{program} is the new one")
-    check((prefix / "share/cudaenv/VERSION").read_text() == "99.0.0\n", "new files arrive too")
+    check((prefix / "share/cudaenv/VERSION").read_text() == "9.0.0\n", "new files arrive too")
     front = prefix / "bin/cudaenv"
     check(front.is_symlink() and os.readlink(front) == "../lib/cudaenv-bundle/current/bin/cudaenv",
           "bin/cudaenv now leads into the bundle's tree: the one link a later update switches")
@@ -48,12 +50,54 @@ def a_newer_bundle_replaces_the_installed_one(tmp):
 def a_checksum_mismatch_replaces_nothing(tmp):
     prefix = installed_bundle(tmp / "prefix")
     before = digests(prefix)
-    serve_bundle(tmp / "mirror", bundle_tarball(tmp, "99.0.0", MARKER), sha256="0" * 64)
+    serve_bundle(tmp / "mirror", bundle_tarball(tmp, "9.0.0", MARKER), sha256="0" * 64)
     with mirror_server(tmp / "mirror") as (url, _):
         proc = run_installed(prefix, ["self-update", "--mirror", url], clean_env(tmp))
-    expect_error(proc, 6, "sha256 mismatch", "cudaenv-99.0.0-linux-x86_64.tar.gz")
+    expect_error(proc, 6, "sha256 mismatch", "cudaenv-9.0.0-linux-x86_64.tar.gz")
     check(digests(prefix) == before, "every installed file is unchanged")
     check(not list(prefix.rglob(".incoming-*")), "no staging directory is left")
+
+
+def refused_update(tmp, tarball, *needles):
+    """self-update offered `tarball`: exit 6 naming it and `needles`, nothing replaced."""
+    prefix = installed_bundle(tmp / "prefix")
+    before = digests(prefix)
+    links = sorted(str(p.relative_to(prefix)) for p in prefix.rglob("*") if p.is_symlink())
+    serve_bundle(tmp / "mirror", tarball)
+    with mirror_server(tmp / "mirror") as (url, _):
+        proc = run_installed(prefix, ["self-update", "--mirror", url], clean_env(tmp))
+    expect_error(proc, 6, "cudaenv-9.0.0-linux-x86_64.tar.gz", *needles)
+    check("nothing was replaced" in proc.stderr, proc.stderr)
+    check(digests(prefix) == before, "every installed file is byte for byte the old one")
+    check(sorted(str(p.relative_to(prefix)) for p in prefix.rglob("*") if p.is_symlink()) == links,
+          "no link was placed")
+    check(not list(prefix.rglob(".incoming-*")), "no staging directory is left")
+    again = run_installed(prefix, ["--version"], clean_env(tmp))
+    check(again.returncode == 0 and again.stdout.strip() == f"cudaenv {built_version()}", "the old cudaenv runs")
+
+
+@case
+def a_bundle_whose_programs_print_another_version_replaces_nothing(tmp):
+    refused_update(tmp, bundle_tarball(tmp, "9.0.0", MARKER, prints="7.0.0"),
+                   'bin/cudaenv --version printed "cudaenv 7.0.0", not "cudaenv 9.0.0"')
+
+
+@case
+def a_bundle_whose_shim_is_another_version_replaces_nothing(tmp):
+    shim = "libexec/cudaenv/cudaenv-shim"
+    other = printing(build_program("cudaenv-shim").read_bytes(), "7.0.0")
+    refused_update(tmp, bundle_tarball(tmp, "9.0.0", MARKER, replaced={shim: other}),
+                   f'{shim} --version printed "cudaenv-shim 7.0.0"')
+
+
+@case
+def a_bundle_whose_programs_do_not_run_replaces_nothing(tmp):
+    full = "libexec/cudaenv/cudaenv-full"
+    failing = b"#!/bin/sh\necho 'cudaenv 9.0.0'\nexit 3\n"
+    refused_update(tmp, bundle_tarball(tmp, "9.0.0", MARKER, replaced={full: failing}),
+                   "bin/cudaenv --version exited 3")
+    refused_update(tmp / "garbage", bundle_tarball(tmp, "9.0.0", MARKER, replaced={full: b"\x7fELF garbage"}),
+                   "bin/cudaenv --version")
 
 
 @case
@@ -105,13 +149,13 @@ def a_kill_at_any_rename_of_an_update_leaves_it_wholly_old_or_wholly_new(tmp):
         print("skipped: strace (to hold self-update at its renames) is not usable here")
         return
     env = clean_env(tmp)
-    serve_bundle(tmp / "mirror", bundle_tarball(tmp, "98.0.0", OLD_MARKER))
+    serve_bundle(tmp / "mirror", bundle_tarball(tmp, "8.0.0", OLD_MARKER))
     installed = installed_bundle(tmp / "installed")
     with mirror_server(tmp / "mirror") as (url, _):
         first = run_installed(installed, ["self-update", "--mirror", url], env)
         check(first.returncode == 0, f"the first update lays the bundle out: {first.stderr!r}")
-        check(release_in_place(installed, env) == "old", "98.0.0 runs")
-        serve_bundle(tmp / "mirror", bundle_tarball(tmp, "99.0.0", MARKER))
+        check(release_in_place(installed, env) == "old", "8.0.0 runs")
+        serve_bundle(tmp / "mirror", bundle_tarball(tmp, "9.0.0", MARKER))
         # Every rename an update makes, in order (a whole run, on a copy).
         whole = tmp / "whole"
         shutil.copytree(installed, whole, symlinks=True)
@@ -119,7 +163,7 @@ def a_kill_at_any_rename_of_an_update_leaves_it_wholly_old_or_wholly_new(tmp):
         traced = subprocess.run(["strace", "-f", "-qq", "-o", str(log), "-e", "trace=rename,renameat,renameat2",
                                  str(whole / "bin/cudaenv"), "self-update", "--force", "--mirror", url],
                                 env={**env, "ASAN_OPTIONS": "detect_leaks=0"}, capture_output=True, timeout=PATIENCE)
-        check(traced.returncode == 0 and release_in_place(whole, env) == "new", "an update run whole installs 99.0.0")
+        check(traced.returncode == 0 and release_in_place(whole, env) == "new", "an update run whole installs 9.0.0")
         calls = [line.split()[1].split("(")[0] for line in log.read_text().splitlines() if "rename" in line] \
             if log.exists() else []
         check(calls[:1] == ["renameat2"], f"the switch is one exchange of two directories: {calls}")

@@ -49,9 +49,16 @@ TEST_CASE("a malformed index is an integrity error naming the field") {
       {index_with(R"([{"name": "a.toml", "size": -1, "sha256": ")" + sha + R"("}])"),
        "files[0].size"},
       {index_with("[" + good_file + "," + good_file + "]"), "lists cuda.toml twice"},
-      {index_with("[" + good_file + "]", "../../etc"), "revision is malformed"},
-      {R"({"format": 1, "revision": "1", "date": "2026-02-30", "files": [)" + good_file + "]}",
-       "not a calendar date"},
+      {index_with("[" + good_file + "]", "../../etc"),
+       R"(index.json: revision: "../../etc" is not a database revision)"},
+      {index_with("[" + good_file + "]", "2026-11-29.99999"), "is not a database revision"},
+      {index_with("[" + good_file + "]", "99999999"), "is not a database revision"},
+      {R"({"format": 1, "revision": "2026-02-28", "date": "2026-02-30", "files": [)" + good_file +
+           "]}",
+       R"(index.json: date: "2026-02-30" is not a date)"},
+      {R"({"format": 1, "revision": "2026-11-28", "date": "2026-11-29", "files": [)" + good_file +
+           "]}",
+       "date 2026-11-29 is later than the day its revision 2026-11-28 names"},
   };
   for (const auto& [text, needle] : bad) {
     CAPTURE(text);
@@ -63,6 +70,23 @@ TEST_CASE("a malformed index is an integrity error naming the field") {
   auto newer_format = parse_db_index(R"({"format": 2})", "index.json");
   REQUIRE_FALSE(newer_format.ok());
   CHECK(newer_format.error().message.find("format 2") != std::string::npos);
+}
+
+TEST_CASE("an index dated more than a day ahead is refused, naming the field") {
+  const auto now =
+      std::chrono::sys_days(std::chrono::year(2026) / 11 / 30) + std::chrono::hours(23);
+  const auto index = [](std::string revision, std::string date) {
+    return DbIndex{std::move(revision), std::move(date), {}};
+  };
+  CHECK(check_not_in_future(index("2026-12-01.3", "2026-12-01"), "u", now).ok());  // a time zone
+  CHECK(check_not_in_future(index("2026-11-30", "2026-01-01"), "u", now).ok());
+  const auto date = check_not_in_future(index("2026-12-02", "2026-12-02"), "u", now);
+  REQUIRE_FALSE(date.ok());
+  CHECK(date.error().kind == ErrorKind::integrity);
+  CHECK(date.error().message == "u: date 2026-12-02 is more than a day in the future");
+  const auto revision = check_not_in_future(index("2099-01-01.1", "2026-11-29"), "u", now);
+  REQUIRE_FALSE(revision.ok());
+  CHECK(revision.error().message.find("u: revision 2099-01-01.1 is dated") == 0);
 }
 
 TEST_CASE("a database's age counts whole days from its date") {
