@@ -12,6 +12,7 @@
 #include <sys/vfs.h>
 
 #include "activate/here.hpp"
+#include "core/fd.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "install/store.hpp"
@@ -54,10 +55,9 @@ std::string stamp_for(const std::string& path, const struct stat& status, const 
   std::error_code ec;
   if (fs::exists(stamp, ec)) return stamp.string();
   fs::create_directories(dir, ec);
-  const int fd = ::open(stamp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  const UniqueFd file(::open(stamp.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
   const struct timespec times[2] = {status.st_mtim, status.st_mtim};
-  const bool made = fd >= 0 && ::futimens(fd, times) == 0;
-  if (fd >= 0) ::close(fd);
+  const bool made = file && ::futimens(file.get(), times) == 0;
   if (!made) return (dir / "unwritable").string();
   remove_older_stamps(dir, key, stamp);
   return stamp.string();

@@ -16,6 +16,8 @@
 #include <openssl/evp.h>
 #include <sys/file.h>
 
+#include "core/fd.hpp"
+#include "core/safe_write.hpp"
 #include "core/umask_lock.hpp"
 #include "fetch/curl_common.hpp"
 
@@ -72,7 +74,7 @@ struct ResumableStream::State {
   std::ifstream replay;
   bool replaying = false;
   std::FILE* out = nullptr;
-  int lock_fd = -1;
+  UniqueFd lock_fd;          // held while appending to the cache file; closing releases the lock
   std::uint64_t offset = 0;  // bytes handed to the reader, all of them in the cache file
   std::uint64_t skip = 0;    // bytes to drop: a server that ignored the Range header resends them
   std::uint64_t transfer_start = 0;                 // offset the current transfer asked for
@@ -94,7 +96,6 @@ struct ResumableStream::State {
     stop_transfer();
     if (multi != nullptr) curl_multi_cleanup(multi);
     if (out != nullptr) std::fclose(out);
-    if (lock_fd >= 0) ::close(lock_fd);  // releases the lock
   }
 
   void stop_transfer() {
@@ -272,20 +273,20 @@ struct ResumableStream::State {
       // a cache file; the next one then replays it whole.
       if (options.lock_cache_file) {
         const auto lock_path = cache_path.string() + ".lock";
-        lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        lock_fd =
+            UniqueFd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
       }
     }
-    if (lock_fd >= 0) ::flock(lock_fd, LOCK_EX);
+    if (lock_fd) ::flock(lock_fd.get(), LOCK_EX);
     const auto existing = fs::exists(cache_path, ec) ? fs::file_size(cache_path, ec) : 0;
     if (expected > 0 && existing > expected) fs::remove(cache_path, ec);  // not a prefix of it
     if (fs::exists(cache_path, ec)) {
       replay.open(cache_path, std::ios::binary);
       replaying = replay.is_open();
     }
-    {
-      const std::lock_guard creating(umask_lock());
-      out = std::fopen(cache_path.c_str(), "ab");
-    }
+    // Never through a link planted at the cache file's name (open_for_append: O_NOFOLLOW).
+    if (auto appending = open_for_append(cache_path); appending)
+      out = ::fdopen(appending->release(), "ab");
     if (out == nullptr) {
       return make_error(ErrorKind::failure, "cannot write " + cache_path.string(),
                         "check the permissions of the cudaenv data root");

@@ -33,7 +33,7 @@ bool still_at_path(int fd, const fs::path& path) {
 Result<UniqueFd> open_lock_file(const fs::path& lock_file) {
   std::error_code ec;
   fs::create_directories(lock_file.parent_path(), ec);
-  UniqueFd fd(::open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  UniqueFd fd(::open(lock_file.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
   // flock needs no write access: a lock file someone else created (a shared store) still locks,
   // and the write that follows, if any, says what is in the way.
   const int open_error = errno;

@@ -125,7 +125,7 @@ std::optional<std::string> reused_pid_reason(const OwnerRecord& record) {
 // A breaker file (O_EXCL too) makes the check and the removal one step among contenders.
 bool take_over(const fs::path& file, const std::string& seen) {
   const auto breaker = fs::path(file.string() + ".break");
-  UniqueFd fd(::open(breaker.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  UniqueFd fd(::open(breaker.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
   if (!fd) {
     const int open_error = errno;
     const auto since = modified(breaker);

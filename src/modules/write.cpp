@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "core/files.hpp"
+#include "core/safe_write.hpp"
 #include "core/text.hpp"
 
 namespace cudaenv::modules {
@@ -23,29 +24,13 @@ bool written_by_us(const fs::path& path) {
   return head.find(generated_marker) != std::string::npos;
 }
 
-Error write_error(const fs::path& path, const std::string& why) {
-  return make_error(
-      ErrorKind::failure,
-      "cannot write " + text::printable(path.string(), text::message_limit) + ": " + why,
-      "choose a modules directory you can write to");
-}
-
+// Through the one safe writer: a link planted in the modules directory under the file's name or
+// any temporary name is replaced, never followed (root writes here on clusters).
 Status replace_file(const fs::path& target, const std::string& content) {
-  std::error_code ec;
-  fs::create_directories(target.parent_path(), ec);
-  if (ec) return write_error(target.parent_path(), ec.message());
-  const auto temporary = target.parent_path() /
-                         ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()));
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << content;
-    if (!out.flush()) return write_error(temporary, "write failed");
-  }
-  fs::rename(temporary, target, ec);  // same directory: readers see the old file or the new
-  if (ec) {
-    fs::remove(temporary, ec);
-    return write_error(target, "rename failed");
-  }
+  auto written = write_file_atomically(target, content);
+  if (!written)
+    return make_error(ErrorKind::failure, written.error().message,
+                      "choose a modules directory you can write to");
   return Ok{};
 }
 
