@@ -44,7 +44,7 @@ Image elf_with_shared_names(size_t count, size_t name_length) {
               "\x7f"
               "ELF\x02\x01\x01",
               7);
-  const std::string names = std::string(".shstrtab", 10) + std::string(name_length, 'A') + '\0';
+  const std::string names = std::string(".shstrtab") + '\0' + std::string(name_length, 'A') + '\0';
   append(image, names);
   while (image.size() % 8) image.push_back(0);
   const size_t headers = image.size(), total = count + 2;
