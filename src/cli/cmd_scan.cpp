@@ -273,13 +273,15 @@ void print_header(const Machine& machine, const Targets& targets, const scan::Wa
   context.out << '\n';
   std::vector<std::string> roots;
   for (const auto& root : targets.roots) roots.push_back(shown(root.string()));
-  context.out
-      << "Scanned    " << text::join(roots, ", ") << " (" << walk.files_seen << " files, "
-      << walk.binaries.size() - walk.unreadable_files << " with GPU code or CUDA libraries"
-      << (walk.unreadable_files ? ", " + std::to_string(walk.unreadable_files) + " unreadable" : "")
-      << (walk.special_count ? ", " + std::to_string(walk.special_count) + " special files skipped"
-                             : "")
-      << ")\n";
+  context.out << "Scanned    " << text::join(roots, ", ") << " (" << walk.files_seen << " files, "
+              << walk.binaries.size() - walk.unreadable_files << " with GPU code or CUDA libraries"
+              << (walk.unreadable_files
+                      ? ", " + std::to_string(walk.unreadable_files) + " unreadable"
+                      : "")
+              << (walk.special_count ? ", " + std::to_string(walk.special_count) + " special file" +
+                                           (walk.special_count == 1 ? "" : "s") + " skipped"
+                                     : "")
+              << ")\n";
   for (const auto& note : targets.notes) context.err << "note: " << shown(note) << '\n';
   for (const auto& root : walk.unreadable)
     context.err << "warning: " << shown(root) << ": not found or unreadable\n";

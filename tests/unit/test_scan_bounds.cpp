@@ -44,7 +44,7 @@ Image elf_with_shared_names(size_t count, size_t name_length) {
               "\x7f"
               "ELF\x02\x01\x01",
               7);
-  const std::string names = std::string(".shstrtab", 10) + std::string(name_length, 'A') + '\0';
+  const std::string names = std::string(".shstrtab") + '\0' + std::string(name_length, 'A') + '\0';
   append(image, names);
   while (image.size() % 8) image.push_back(0);
   const size_t headers = image.size(), total = count + 2;
@@ -89,7 +89,7 @@ Image ld_cache(size_t count, const std::string& name) {
 // `count` entries of an unknown kind, each hiding the header of a container that spans every
 // entry after it, the chain broken at its end: a search that retried each would read count²/2.
 Image nested_containers(size_t count) {
-  Image image(16);
+  Image image(16 + 64 * count + 8);  // the last 8 bytes: too short for an entry header
   put<uint32_t>(image, 0, 0xBA55ED50);
   put<uint16_t>(image, 6, 16);
   put<uint64_t>(image, 8, 64 * count + 8);
@@ -101,7 +101,6 @@ Image nested_containers(size_t count) {
     put<uint16_t>(image, at + 22, 48);
     put<uint64_t>(image, at + 24, 64 * (count - k - 1) + 8);
   }
-  image.resize(image.size() + 8);
   return image;
 }
 
