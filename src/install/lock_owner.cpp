@@ -116,7 +116,7 @@ std::optional<std::string> reused_pid_reason(const OwnerRecord& record) {
   }
   const long long hz = ::sysconf(_SC_CLK_TCK);
   const long long booted = boot_time();
-  if (hz <= 0 || booted <= 0) return std::nullopt;
+  if (hz <= 0 || booted <= 0 || record.started <= 0) return std::nullopt;  // nothing to compare
   if (booted + ticks / hz > record.started + start_slack_seconds) return reused;
   return std::nullopt;
 }

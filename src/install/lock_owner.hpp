@@ -34,9 +34,9 @@ struct OwnerRecord {
   std::string host;
   long pid = 0;
   long long started = 0;      // seconds since the epoch, when the file was written
-  std::string boot;           // /proc/sys/kernel/random/boot_id; empty when not recorded
-  long long start_ticks = 0;  // the holder's start, ticks since boot; 0 when not recorded
   std::string text;           // the file's exact content: identifies one holder
+  std::string boot = {};      // /proc/sys/kernel/random/boot_id; empty when not recorded
+  long long start_ticks = 0;  // the holder's start, ticks since boot; 0 when not recorded
 };
 
 // The record in `file`, nullopt when there is none or it cannot be read.

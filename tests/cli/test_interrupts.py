@@ -72,10 +72,10 @@ def a_signal_during_an_install_removes_staging_and_owner_files(tmp):
 
 @case
 def a_signal_while_waiting_on_another_installs_lock_ends_the_wait(tmp):
-    nvcc = slow_release(tmp, padding=2_000_000)  # the holder takes 15 s or more: it ends by SIGHUP
+    nvcc = slow_release(tmp, padding=2_000_000)  # the holder takes 30 s or more: it ends by SIGHUP
     env = env_for(tmp)
     owner = tmp / "root" / "toolkits" / "..lock-12.4.1.owner"
-    with mirror_server(tmp / "mirror", {nvcc: {"delay": 0.5}}) as (url, faults):
+    with mirror_server(tmp / "mirror", {nvcc: {"delay": 1.0}}) as (url, faults):
         holder = start(["install", "12.4.1", "--mirror", url], env)
         wait_for(owner.exists, "the first install to take the lock")
         held_by = owner.read_text()
