@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/safe_write.hpp"
 #include "core/files.hpp"
 #include "core/parallel.hpp"
+#include "core/safe_write.hpp"
 #include "install/db_update.hpp"
 #include "install/remote.hpp"
 
@@ -73,10 +73,11 @@ Status create_mirror_release(const fs::path& dir, const std::string& upstream,
                              const MirrorRelease& release, const InstallSettings& settings,
                              InstallObserver& observer) {
   const auto redist = dir / release.product / "redist";
-  auto copied = for_each_in_parallel(
-      release.archives.size(), settings.jobs, [&](size_t index, const FirstError&) {
-        return mirror_archive(redist, upstream, release, index, settings, observer);
-      });
+  auto copied = for_each_in_parallel(release.archives.size(), settings.jobs, "copying the archives",
+                                     [&](size_t index, const FirstError&) {
+                                       return mirror_archive(redist, upstream, release, index,
+                                                             settings, observer);
+                                     });
   if (!copied) return copied.error();
   // The manifest goes last: a mirror never lists a release whose archives are not all there.
   return write_filtered_manifest(redist / ("redistrib_" + release.version.str() + ".json"),

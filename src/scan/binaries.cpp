@@ -115,10 +115,11 @@ WalkResult scan_paths(const std::vector<fs::path>& roots, size_t max_files) {
   files.erase(std::unique(files.begin(), files.end()), files.end());
   std::vector<std::optional<BinaryScan>> scans(files.size());
   // Reading is mostly page faults on large files: a few threads overlap them.
-  (void)for_each_in_parallel(files.size(), 4, [&](size_t index, const FirstError&) -> Status {
-    scans[index] = scan_binary(files[index]);
-    return Ok{};
-  });
+  (void)for_each_in_parallel(files.size(), 4, "scanning binaries",
+                             [&](size_t index, const FirstError&) -> Status {
+                               scans[index] = scan_binary(files[index]);
+                               return Ok{};
+                             });
   for (auto& scan : scans) {
     if (scan) result.binaries.push_back(std::move(*scan));
   }
