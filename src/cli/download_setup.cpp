@@ -5,6 +5,7 @@
 #include "core/ownership.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
+#include "core/untrusted.hpp"
 #include "fetch/simple_index.hpp"
 #include "install/interrupt.hpp"
 #include "install/remote.hpp"
@@ -44,7 +45,8 @@ Result<std::optional<std::uint64_t>> limit_setting(const Context& context, const
   return std::optional<std::uint64_t>(static_cast<std::uint64_t>(*value));
 }
 
-// The caps on what a mirror may send: unpacked bytes per archive, a document's size and time.
+// The caps on what a mirror may send: unpacked bytes per archive, a download's and a document's
+// size, a document's time.
 Status apply_limits(const Context& context, install::InstallSettings& settings) {
   auto unpacked = limit_setting(context, "CUDAENV_MAX_UNPACKED_BYTES", 1LL << 50);
   if (!unpacked) return unpacked.error();
@@ -52,6 +54,10 @@ Status apply_limits(const Context& context, install::InstallSettings& settings) 
   auto document = limit_setting(context, "CUDAENV_MAX_DOCUMENT_BYTES", 1LL << 40);
   if (!document) return document.error();
   if (*document) settings.fetch.max_document_bytes = **document;
+  auto download = limit_setting(context, "CUDAENV_MAX_DOWNLOAD_BYTES",
+                                static_cast<long long>(untrusted::max_download_size));
+  if (!download) return download.error();
+  if (*download) settings.fetch.max_download_bytes = **download;
   auto deadline = limit_setting(context, "CUDAENV_DOCUMENT_TIMEOUT", 1000000);
   if (!deadline) return deadline.error();
   if (*deadline) settings.fetch.document_deadline = std::chrono::seconds(**deadline);

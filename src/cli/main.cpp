@@ -1,5 +1,6 @@
 #include <exception>
 #include <iostream>
+#include <new>
 
 #include "cli/app.hpp"
 #include "cli/terminal.hpp"
@@ -23,6 +24,12 @@ int main(int argc, char** argv) {
     cli::Context context{
         env, sysroot, runner, loader, std::cout, std::cerr, cli::colour_wanted(1, env)};
     return cli::run_app(argc, argv, context);
+  } catch (const std::bad_alloc&) {
+    // Memory ran out (a limit set by ulimit -v, a full machine): a failure to report, not a bug.
+    std::cerr << "cudaenv: error: out of memory\n"
+                 "hint: free memory (or raise the limit set by ulimit -v), then run the command "
+                 "again\n";
+    return 1;
   } catch (const std::exception& error) {
     // Domain code returns errors as values; reaching here is a bug, reported without a stack dump.
     std::cerr << "cudaenv: internal error: " << text::printable(error.what(), text::message_limit)

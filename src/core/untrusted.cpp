@@ -109,6 +109,17 @@ bool is_url(std::string_view value) {
   });
 }
 
+// Digits without a sign, a point, an exponent or a leading zero, up to max_download_size.
+bool is_byte_size(std::string_view value) {
+  constexpr std::size_t max_digits = 11;  // 68719476736
+  if (value.empty() || value.size() > max_digits) return false;
+  if (!std::all_of(value.begin(), value.end(), is_digit)) return false;
+  if (value.size() > 1 && value.front() == '0') return false;
+  std::uint64_t bytes = 0;
+  for (const char c : value) bytes = bytes * 10 + static_cast<std::uint64_t>(c - '0');
+  return bytes <= max_download_size;
+}
+
 }  // namespace
 
 std::string_view describe(Field field) {
@@ -122,6 +133,7 @@ std::string_view describe(Field field) {
     case Field::revision: return "a database revision (a date and an optional .N)";
     case Field::sha256: return "a sha256 (64 lowercase hex digits)";
     case Field::url: return "a URL (http, https or file, without spaces or quotes)";
+    case Field::byte_size: return "a size in bytes (a whole number from 0 to 68719476736, 64 GiB)";
   }
   return "a valid value";
 }
@@ -137,6 +149,7 @@ bool is_valid(Field field, std::string_view value) {
     case Field::revision: return is_revision(value);
     case Field::sha256: return is_sha256(value);
     case Field::url: return is_url(value);
+    case Field::byte_size: return is_byte_size(value);
   }
   return false;
 }
@@ -148,6 +161,13 @@ Status check(Field field, std::string_view value, std::string_view where, ErrorK
       std::string(where) + ": \"" + text::printable(value) + "\" is not " +
           std::string(describe(field)),
       "the file or mirror is corrupt or hostile: regenerate it or use another source");
+}
+
+Result<std::uint64_t> byte_size(std::string_view value, std::string_view where, ErrorKind kind) {
+  if (auto checked = check(Field::byte_size, value, where, kind); !checked) return checked.error();
+  std::uint64_t bytes = 0;
+  for (const char c : value) bytes = bytes * 10 + static_cast<std::uint64_t>(c - '0');
+  return bytes;
 }
 
 }  // namespace cudaenv::untrusted

@@ -6,6 +6,7 @@
 // a string or hold a control character. Callers check at the boundary (the reader of the file)
 // and pass only checked values on; docs/security.md lists the grammars.
 
+#include <cstdint>
 #include <string_view>
 
 #include "core/error.hpp"
@@ -22,7 +23,12 @@ enum class Field {
   revision,           // a database revision: a date and an optional ".N" ("2026-11-29.2")
   sha256,             // 64 lowercase hex digits
   url,                // http(s):// or file:// with no spaces, quotes, backslashes or controls
+  byte_size,          // a download's size: a whole number of bytes, at most max_download_size
 };
+
+// The largest download a manifest or index may announce (and the ceiling of one whose size is
+// not announced): 64 GiB, over ten times NVIDIA's largest archive or wheel.
+constexpr std::uint64_t max_download_size = std::uint64_t{64} << 30;
 
 // What the field is, as error messages say it ("a release version (like 12.4.1)").
 std::string_view describe(Field field);
@@ -34,5 +40,9 @@ bool is_valid(Field field, std::string_view value);
 // corrupt or hostile. `where` is "<file>: <key>" or "<url>: <key>".
 Status check(Field field, std::string_view value, std::string_view where,
              ErrorKind kind = ErrorKind::integrity);
+
+// A Field::byte_size as a number, after the check above (`<where>: "<value>" is not ...`).
+Result<std::uint64_t> byte_size(std::string_view value, std::string_view where,
+                                ErrorKind kind = ErrorKind::integrity);
 
 }  // namespace cudaenv::untrusted

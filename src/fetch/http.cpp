@@ -92,6 +92,9 @@ struct ResumableStream::State {
   std::optional<Error> failed;
   std::array<char, CURL_ERROR_SIZE> error_buffer{};
 
+  // The most bytes this download may have: the announced size, else the ceiling.
+  std::uint64_t limit() const { return expected > 0 ? expected : options.max_download_bytes; }
+
   ~State() {
     stop_transfer();
     if (multi != nullptr) curl_multi_cleanup(multi);
@@ -114,7 +117,7 @@ struct ResumableStream::State {
       bytes.remove_prefix(dropped);
       self->skip -= dropped;
     }
-    if (self->expected > 0 && self->offset + self->pending.size() + bytes.size() > self->expected) {
+    if (self->offset + self->pending.size() + bytes.size() > self->limit()) {
       self->oversize = true;
       return 0;  // libcurl ends the transfer with CURLE_WRITE_ERROR
     }
@@ -148,8 +151,7 @@ struct ResumableStream::State {
     curl_easy_setopt(easy, CURLOPT_RANGE, offset > 0 ? range.c_str() : nullptr);
     // A length announced over the whole archive's fails at once (a 206 is shorter, a 200 to a
     // Range request exactly that long); one not announced is checked in on_data.
-    if (expected > 0)
-      curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(expected));
+    curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(limit()));
     skip = 0;
     transfer_start = offset;
     last_data = std::chrono::steady_clock::now();
@@ -210,13 +212,31 @@ struct ResumableStream::State {
       finished = true;
       return Status(Ok{});
     }
-    if (oversize || code == CURLE_FILESIZE_EXCEEDED) {
-      return make_error(ErrorKind::integrity,
-                        url + ": the mirror sends more than the " + std::to_string(expected) +
-                            " bytes its manifest lists",
-                        "the mirror is corrupt or hostile: use another mirror (--mirror)");
-    }
+    if (oversize || code == CURLE_FILESIZE_EXCEEDED) return oversize_error();
     return retry_or_fail(code, status, detail);
+  }
+
+  Error oversize_error() const {
+    if (expected == 0) {
+      return make_error(ErrorKind::integrity,
+                        url + ": larger than " + std::to_string(limit()) +
+                            " bytes, the most a download of unknown size may be "
+                            "(CUDAENV_MAX_DOWNLOAD_BYTES)",
+                        "the server is corrupt or hostile: use another mirror or index");
+    }
+    return make_error(ErrorKind::integrity,
+                      url + ": the mirror sends more than the " + std::to_string(expected) +
+                          " bytes its manifest lists",
+                      "the mirror is corrupt or hostile: use another mirror (--mirror)");
+  }
+
+  Status check_announced_size() const {
+    if (expected <= options.max_download_bytes) return Ok{};
+    return make_error(ErrorKind::integrity,
+                      url + ": announced as " + std::to_string(expected) +
+                          " bytes, more than the " + std::to_string(options.max_download_bytes) +
+                          " a download may be (CUDAENV_MAX_DOWNLOAD_BYTES)",
+                      "the manifest or index is corrupt or hostile: use another mirror or index");
   }
 
   // After a failed transfer: wait and let the next pump() ask for the rest, or give up.
@@ -279,7 +299,7 @@ struct ResumableStream::State {
     }
     if (lock_fd) ::flock(lock_fd.get(), LOCK_EX);
     const auto existing = fs::exists(cache_path, ec) ? fs::file_size(cache_path, ec) : 0;
-    if (expected > 0 && existing > expected) fs::remove(cache_path, ec);  // not a prefix of it
+    if (existing > limit()) fs::remove(cache_path, ec);  // not a prefix of it
     if (fs::exists(cache_path, ec)) {
       replay.open(cache_path, std::ios::binary);
       replaying = replay.is_open();
@@ -312,6 +332,7 @@ ResumableStream::~ResumableStream() = default;
 Result<std::string_view> ResumableStream::next() {
   auto& s = *state_;
   if (s.out == nullptr) {
+    if (auto announced = s.check_announced_size(); !announced) return announced.error();
     if (auto opened = s.open_cache(); !opened) return opened.error();
   }
   if (s.replaying) {

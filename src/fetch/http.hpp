@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "core/untrusted.hpp"
 
 namespace cudaenv::fetch {
 
@@ -30,6 +31,10 @@ struct FetchOptions {
   // and be no larger than this: a mirror that trickles or never ends cannot hang or fill memory.
   std::chrono::seconds document_deadline{60};
   std::uint64_t max_document_bytes = std::uint64_t{32} << 20;
+  // No archive download may be larger: one whose size the manifest or index announces stops at
+  // that size, one of unknown size (a PEP 503 page gives none) stops here
+  // (CUDAENV_MAX_DOWNLOAD_BYTES lowers it).
+  std::uint64_t max_download_bytes = untrusted::max_download_size;
   // An Accept header for documents (a package index negotiates JSON or HTML); empty: none.
   std::string accept;
   // Asked while a transfer runs (between chunks, and at least every 200 ms while waiting):
@@ -52,7 +57,8 @@ using ProgressFn = std::function<void(std::uint64_t done, std::uint64_t total)>;
 // are replayed first; the rest comes from the network with an HTTP Range request, and a dropped
 // connection resumes the same way, transparently to the reader. With an `expected_size`, a
 // server that sends more stops the stream with ErrorKind::integrity: no byte past the promised
-// size is read into memory or the cache.
+// size is read into memory or the cache. Without one (0: unknown) the same holds for
+// FetchOptions::max_download_bytes; an `expected_size` above that fails at the first next().
 class ResumableStream {
  public:
   ResumableStream(std::string url, std::filesystem::path cache_file, std::uint64_t expected_size,

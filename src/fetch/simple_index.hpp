@@ -32,12 +32,20 @@ std::string normalize_project_name(std::string_view name);
 // is not a URL libcurl can parse.
 std::string resolve_url(const std::string& base, const std::string& reference);
 
-// The files of a PEP 691 JSON project page; integrity error naming `page_url` when it is not one.
-Result<std::vector<IndexFile>> parse_simple_json(std::string_view body,
-                                                 const std::string& page_url);
+// More files than any real project page lists (PyPI's largest list a few ten thousand).
+constexpr size_t max_index_files = 200000;
 
-// The files of a PEP 503 HTML project page: every <a href> with its text as the filename.
-std::vector<IndexFile> parse_simple_html(std::string_view body, const std::string& page_url);
+// The files of a PEP 691 JSON project page; an integrity error naming `page_url` when it is not
+// one, nests deeper than 16 levels, lists more than `max_files` files, or gives a file a "size"
+// that is not a whole number of bytes up to 64 GiB (naming the file's index and the field). Read
+// in one pass without a document tree: time and memory linear in the page.
+Result<std::vector<IndexFile>> parse_simple_json(std::string_view body, const std::string& page_url,
+                                                 size_t max_files = max_index_files);
+
+// The files of a PEP 503 HTML project page: every <a href> with its text as the filename. One
+// pass over the page (anchors do not nest); an integrity error past `max_files` files.
+Result<std::vector<IndexFile>> parse_simple_html(std::string_view body, const std::string& page_url,
+                                                 size_t max_files = max_index_files);
 
 // Fetches <index>/<normalized project>/ and lists its files. not_found (naming the project and
 // the index) when the index answers 404 for it; network errors as fetch_text gives them.

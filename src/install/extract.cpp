@@ -4,10 +4,13 @@
 #include <archive_entry.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <system_error>
+#include <unordered_map>
 
 #include <sys/stat.h>
 
@@ -71,20 +74,166 @@ const char* special_type(mode_t type) {
   }
 }
 
-Error unsafe(const ExtractOptions& options, std::string_view entry, const std::string& why) {
-  return make_error(
-      ErrorKind::integrity,
-      "unsafe entry in " + options.archive_name + ": " + std::string(entry) + " (" + why + ")",
-      "the archive is corrupt or hostile; nothing was installed");
+// How much of an entry's name a message shows: two of them and the reason stay within one
+// message (text::message_limit).
+constexpr std::size_t shown_entry_bytes = 400;
+
+constexpr const char* hostile_hint =
+    "nothing was installed; use another mirror (--mirror) or package index (--index-url)";
+
+// Every refusal of what an archive holds: "corrupt or hostile archive: <archive>: <entry>: <why>".
+Error hostile(const ExtractOptions& options, std::string_view entry, const std::string& why) {
+  return make_error(ErrorKind::integrity,
+                    "corrupt or hostile archive: " + text::printable(options.archive_name) + ": " +
+                        text::printable(entry, shown_entry_bytes) + ": " + why,
+                    hostile_hint);
 }
 
-// Checks one entry and rewrites its paths below the destination. nullopt: skip the entry.
+// The entries of one archive as a tree of names, built as they are read. An entry's place is
+// checked against the entries before it (a file below a file or a link; a file and a directory
+// of one name) in time linear in its path; memory grows by one node per new name, however deep.
+class EntryTree {
+ public:
+  enum class Kind : std::uint8_t { implied_directory, directory, file, hard_link, link };
+
+  EntryTree(std::size_t max_nodes, std::size_t max_depth)
+      : max_nodes_(max_nodes), max_depth_(max_depth) {
+    nodes_.push_back({0, Kind::directory, 0755, std::string()});  // the prefix itself
+  }
+
+  // Places `relative` (names and single slashes); why it cannot go there, else empty.
+  std::string place(std::string_view relative, Kind kind, mode_t mode) {
+    const auto depth = static_cast<std::size_t>(std::count(relative.begin(), relative.end(), '/'));
+    if (depth + 1 > max_depth_)
+      return std::to_string(depth + 1) + " names deep, more than the " +
+             std::to_string(max_depth_) + " an archive may nest";
+    std::uint32_t at = 0;
+    for (std::size_t start = 0;;) {
+      const auto slash = relative.find('/', start);
+      const auto name =
+          relative.substr(start, slash == std::string_view::npos ? slash : slash - start);
+      const auto child = find(at, name);
+      if (slash == std::string_view::npos)
+        return child ? replace(*child, kind, mode) : add(at, name, kind, mode);
+      if (child && !is_directory(nodes_[*child].kind))
+        return std::string(nodes_[*child].kind == Kind::link ? "below the symbolic link "
+                                                             : "below the regular file ") +
+               path_of(*child) + " of the same archive";
+      if (!child) {
+        if (auto why = add(at, name, Kind::implied_directory, 0755); !why.empty()) return why;
+      }
+      at = child ? *child : static_cast<std::uint32_t>(nodes_.size() - 1);
+      start = slash + 1;
+    }
+  }
+
+  // Whether `relative` is a regular file placed earlier: what a hard link may point to.
+  bool holds_file(std::string_view relative) const {
+    std::uint32_t at = 0;
+    for (const auto& name : text::split(relative, '/')) {
+      const auto child = find(at, name);
+      if (!child) return false;
+      at = *child;
+    }
+    return nodes_[at].kind == Kind::file;
+  }
+
+  // Calls visit(relative path, mode) -> Status for each directory and file the archive listed,
+  // up to the first failure.
+  template <typename Visit>
+  Status for_each_listed(Visit&& visit) const {
+    for (std::uint32_t id = 1; id < nodes_.size(); ++id) {
+      if (nodes_[id].kind != Kind::directory && nodes_[id].kind != Kind::file) continue;
+      if (auto status = visit(path_of(id), nodes_[id].mode); !status) return status;
+    }
+    return Ok{};
+  }
+
+ private:
+  struct Node {
+    std::uint32_t parent;
+    Kind kind;
+    mode_t mode;
+    std::string name;
+  };
+  struct Key {
+    std::uint32_t parent;
+    std::string_view name;  // the child's own name, in nodes_
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& key) const noexcept {
+      return std::hash<std::string_view>{}(key.name) ^
+             (std::size_t{key.parent} * 0x9e3779b97f4a7c15ULL);
+    }
+  };
+
+  static bool is_directory(Kind kind) {
+    return kind == Kind::directory || kind == Kind::implied_directory;
+  }
+
+  std::optional<std::uint32_t> find(std::uint32_t parent, std::string_view name) const {
+    const auto it = children_.find(Key{parent, name});
+    if (it == children_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  std::string add(std::uint32_t parent, std::string_view name, Kind kind, mode_t mode) {
+    if (nodes_.size() > max_nodes_)
+      return "more than " + std::to_string(max_nodes_) +
+             " files, links and directories, the most an archive may hold";
+    nodes_.push_back({parent, kind, mode, std::string(name)});
+    const auto id = static_cast<std::uint32_t>(nodes_.size() - 1);
+    children_.emplace(Key{parent, nodes_.back().name}, id);
+    return {};
+  }
+
+  // An entry for a name placed before: a directory again, or one file (or link) for another.
+  std::string replace(std::uint32_t id, Kind kind, mode_t mode) {
+    auto& node = nodes_[id];
+    if (is_directory(node.kind) && kind != Kind::directory)
+      return "a file or link where the archive has a directory of the same name";
+    if (!is_directory(node.kind) && kind == Kind::directory)
+      return "a directory where the archive has a file or link of the same name";
+    node.kind = kind;
+    node.mode = mode;
+    return {};
+  }
+
+  std::string path_of(std::uint32_t id) const {
+    std::vector<std::string_view> names;
+    for (; id != 0; id = nodes_[id].parent) names.push_back(nodes_[id].name);
+    std::string path;
+    for (auto it = names.rbegin(); it != names.rend(); ++it) {
+      if (!path.empty()) path += '/';
+      path += *it;
+    }
+    return path;
+  }
+
+  std::size_t max_nodes_;
+  std::size_t max_depth_;
+  std::deque<Node> nodes_;  // a deque: each node, and the name children_ points into, stays put
+  std::unordered_map<Key, std::uint32_t, KeyHash> children_;
+};
+
+EntryTree::Kind kind_of(struct archive_entry* entry) {
+  if (archive_entry_hardlink(entry) != nullptr) return EntryTree::Kind::hard_link;
+  switch (archive_entry_filetype(entry)) {
+    case AE_IFDIR: return EntryTree::Kind::directory;
+    case AE_IFLNK: return EntryTree::Kind::link;
+    default: return EntryTree::Kind::file;
+  }
+}
+
+// Checks one entry against the rules and the tree so far, places it in the tree and rewrites its
+// paths below the destination. nullopt: skip the entry.
 Result<std::optional<std::string>> place_entry(struct archive_entry* entry,
-                                               const ExtractOptions& options) {
-  const std::string original = archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "";
-  if (auto why = unsafe_path_reason(original); !why.empty()) return unsafe(options, original, why);
+                                               const std::string& original,
+                                               const ExtractOptions& options, EntryTree& tree) {
+  if (auto why = unsafe_path_reason(original); !why.empty()) return hostile(options, original, why);
   if (const char* kind = special_type(archive_entry_filetype(entry)))
-    return unsafe(options, original, kind);
+    return hostile(options, original, kind);
   std::string relative = relative_of(original, options);
   if (relative.empty()) return std::optional<std::string>{};
   if (relative.find('/') == std::string::npos && archive_entry_filetype(entry) == AE_IFREG) {
@@ -92,17 +241,21 @@ Result<std::optional<std::string>> place_entry(struct archive_entry* entry,
   }
   if (const char* target = archive_entry_symlink(entry)) {
     if (auto why = unsafe_link_reason(relative, target); !why.empty())
-      return unsafe(options, original, why);
+      return hostile(options, original, why);
   }
   if (const char* hardlink = archive_entry_hardlink(entry)) {
     if (auto why = unsafe_path_reason(hardlink); !why.empty())
-      return unsafe(options, original, "hard link: " + why);
+      return hostile(options, original, "hard link: " + why);
     const auto inside = relative_of(hardlink, options);
-    if (inside.empty()) return unsafe(options, original, "hard link to the top directory");
+    if (inside.empty()) return hostile(options, original, "hard link to the top directory");
+    // Tar writes a hard link after the file it names: anything else (a directory, a link, a
+    // name of another archive) is not a link this archive can make.
+    if (!tree.holds_file(inside))
+      return hostile(options, original,
+                     "hard link to " + text::printable(hardlink, shown_entry_bytes) +
+                         ", which is not a file earlier in the archive");
     archive_entry_copy_hardlink(entry, (options.destination / inside).c_str());
   }
-  const auto full = (options.destination / relative).string();
-  archive_entry_copy_pathname(entry, full.c_str());
   const auto type = archive_entry_filetype(entry);
   auto mode = archive_entry_perm(entry);
   // A wheel read as a stream has no modes (they are in the zip's central directory, at its
@@ -110,6 +263,10 @@ Result<std::optional<std::string>> place_entry(struct archive_entry* entry,
   if (options.wheel_layout && type == AE_IFREG &&
       (relative.starts_with("bin/") || relative.find("/bin/") != std::string::npos))
     mode |= 0111;
+  if (auto why = tree.place(relative, kind_of(entry), sanitized_mode(type, mode)); !why.empty())
+    return hostile(options, original, why);
+  const auto full = (options.destination / relative).string();
+  archive_entry_copy_pathname(entry, full.c_str());
   if (type != AE_IFLNK) archive_entry_set_perm(entry, sanitized_mode(type, mode));
   return std::optional<std::string>{relative};
 }
@@ -122,18 +279,50 @@ std::string reason(struct archive* a) {
   return message != nullptr ? message : "unknown error";
 }
 
+// What the machine cannot do, as opposed to what the archive asks for: no space, no quota, an
+// I/O error, a read-only or forbidding file system.
+bool is_local_failure(int error) {
+  switch (error) {
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+    case EIO:
+    case EROFS:
+    case EACCES:
+    case EPERM:
+    case ENOMEM:
+    case EMFILE:
+    case ENFILE: return true;
+    default: return false;
+  }
+}
+
 Error write_error(const std::string& verb, const std::string& path, struct archive* out) {
+  const int error = archive_errno(out);
+  const bool space = error == ENOSPC || error == EDQUOT || error == EFBIG;
   return make_error(ErrorKind::failure, "cannot " + verb + " " + path + ": " + reason(out),
-                    "free space (or quota) where the cudaenv data root is, then run the command "
-                    "again");
+                    space ? "free space (or quota) where the cudaenv data root is, then run the "
+                            "command again"
+                          : "check the file system of the cudaenv data root (permissions, a "
+                            "read-only mount, I/O errors), then run the command again");
+}
+
+// A failed archive_write_header: the machine's fault (see is_local_failure), or the archive's,
+// when the system refuses the entry's place (ENOTDIR, ENAMETOOLONG, EEXIST, ENOTEMPTY: an entry
+// that does not fit what the other archives of the install put there) or libarchive refuses it
+// itself (no errno: a link on the way).
+Error header_error(const ExtractOptions& options, std::string_view entry, const std::string& path,
+                   struct archive* out) {
+  if (is_local_failure(archive_errno(out))) return write_error("create", path, out);
+  return hostile(options, entry, reason(out));
 }
 
 // A failed data write: the system's reason (a local problem), or libarchive's own complaint
 // without one (more data than the entry's header declared: a corrupt archive).
-Error data_write_error(const std::string& path, struct archive* out) {
+Error data_write_error(const ExtractOptions& options, std::string_view entry,
+                       const std::string& path, struct archive* out) {
   if (archive_errno(out) > 0) return write_error("write", path, out);
-  return make_error(ErrorKind::integrity, "corrupt archive data at " + path + ": " + reason(out),
-                    "the archive is corrupt or hostile; nothing was installed");
+  return hostile(options, entry, "data: " + reason(out));
 }
 
 Error over_cap(const ExtractOptions& options) {
@@ -156,18 +345,15 @@ int write_header(struct archive* out, struct archive_entry* entry) {
   return archive_write_header(out, entry);
 }
 
-Status copy_data(struct archive* in, struct archive* out, const std::string& path,
-                 const ExtractOptions& options, ExtractStats& stats) {
+Status copy_data(struct archive* in, struct archive* out, std::string_view entry,
+                 const std::string& path, const ExtractOptions& options, ExtractStats& stats) {
   const void* block = nullptr;
   size_t size = 0;
   la_int64_t offset = 0;
   while (true) {
     const int rc = archive_read_data_block(in, &block, &size, &offset);
     if (rc == ARCHIVE_EOF) return Ok{};
-    if (rc < ARCHIVE_WARN) {
-      return make_error(ErrorKind::integrity,
-                        "corrupt archive data at " + path + ": " + archive_error_string(in));
-    }
+    if (rc < ARCHIVE_WARN) return hostile(options, entry, "data: " + reason(in));
     stats.bytes += size;
     if (options.max_unpacked_bytes > 0 && stats.bytes > options.max_unpacked_bytes)
       return over_cap(options);
@@ -175,7 +361,7 @@ Status copy_data(struct archive* in, struct archive* out, const std::string& pat
     // ARCHIVE_WARN, and archive_write_finish_entry() then extends the file to its size with a
     // hole: a file that looks whole. Anything short of ARCHIVE_OK is a failed write.
     if (archive_write_data_block(out, block, size, offset) < ARCHIVE_OK)
-      return data_write_error(path, out);
+      return data_write_error(options, entry, path, out);
   }
 }
 
@@ -192,15 +378,21 @@ Error read_error(struct archive* in, const ReadContext& context, const ExtractOp
 
 std::string unsafe_path_reason(std::string_view path) {
   if (path.empty()) return "empty path";
+  if (path.size() > max_entry_path_bytes)
+    return "path longer than " + std::to_string(max_entry_path_bytes) + " bytes";
   if (path.front() == '/') return "absolute path";
   for (const auto& part : components_of(path)) {
     if (part == "..") return "path contains ..";
+    if (part.size() > max_entry_name_bytes)
+      return "a name longer than " + std::to_string(max_entry_name_bytes) + " bytes";
   }
   return {};
 }
 
 std::string unsafe_link_reason(std::string_view entry_path, std::string_view target) {
   if (target.empty()) return "empty link target";
+  if (target.size() > max_entry_path_bytes)
+    return "link target longer than " + std::to_string(max_entry_path_bytes) + " bytes";
   if (target.front() == '/') return "link to an absolute path";
   // Walk the target from the link's directory; it may never climb above the destination. A ".."
   // after a name climbs from wherever that name leads, and the name may be another link
@@ -256,10 +448,13 @@ class Extraction {
       const int rc = archive_read_next_header(in_.get(), &entry);
       if (rc == ARCHIVE_EOF) break;
       if (rc < ARCHIVE_WARN) return read_error(in_.get(), context_, options_);
-      auto placed = place_entry(entry, options_);
+      const std::string original =
+          archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "";
+      if (auto counted = count(entry, original); !counted) return counted.error();
+      auto placed = place_entry(entry, original, options_, tree_);
       if (!placed) return placed.error();
       if (!*placed) continue;
-      if (auto written = write_entry(entry, **placed); !written) return written.error();
+      if (auto written = write_entry(entry, original); !written) return written.error();
       ++stats_.entries;
     }
     // Directories get their final modes when the writer closes.
@@ -270,6 +465,24 @@ class Extraction {
   }
 
  private:
+  // Every header counts, the skipped ones too, as do the bytes of its names: what libarchive
+  // and the tree hold grows with them.
+  Status count(struct archive_entry* entry, const std::string& original) {
+    if (++headers_ > options_.max_entries)
+      return hostile(options_, original,
+                     "more than " + std::to_string(options_.max_entries) +
+                         " entries, the most an archive may hold");
+    path_bytes_ += original.size();
+    for (const char* link : {archive_entry_symlink(entry), archive_entry_hardlink(entry)})
+      if (link != nullptr) path_bytes_ += std::string_view(link).size();
+    if (path_bytes_ > max_archive_path_bytes)
+      return hostile(options_, original,
+                     "its entries' paths add up to more than " +
+                         std::to_string(max_archive_path_bytes >> 20) +
+                         " MiB, the most an archive may hold");
+    return Ok{};
+  }
+
   Status open() {
     // The link check walks every component of the (absolute) target paths: resolve links in
     // the destination itself first, or a data root under a linked home would be refused.
@@ -298,56 +511,48 @@ class Extraction {
     return Ok{};
   }
 
-  Status write_entry(struct archive_entry* entry, const std::string& relative) {
+  Status write_entry(struct archive_entry* entry, const std::string& original) {
     const std::string full = archive_entry_pathname(entry);
     if (archive_entry_size_is_set(entry) && options_.max_unpacked_bytes > 0) {
       declared_ += static_cast<std::uint64_t>(std::max<la_int64_t>(0, archive_entry_size(entry)));
       if (declared_ > options_.max_unpacked_bytes) return over_cap(options_);
     }
     if (write_header(out_.get(), entry) < ARCHIVE_WARN)
-      return write_error("create", full, out_.get());
+      return header_error(options_, original, full, out_.get());
     // Only a regular file has data to write (a hard link to one included); libarchive skips
     // what another kind of entry may carry.
     if (archive_entry_filetype(entry) == AE_IFREG && archive_entry_size(entry) > 0) {
-      if (auto copied = copy_data(in_.get(), out_.get(), full, options_, stats_); !copied)
+      if (auto copied = copy_data(in_.get(), out_.get(), original, full, options_, stats_); !copied)
         return context_.source_error ? *context_.source_error : copied.error();
     }
     if (archive_write_finish_entry(out_.get()) < ARCHIVE_WARN)
       return write_error("finish", full, out_.get());
-    const auto type = archive_entry_filetype(entry);
-    if (type != AE_IFLNK && archive_entry_hardlink(entry) == nullptr)
-      written_.push_back({relative, sanitized_mode(type, archive_entry_perm(entry))});
     return Ok{};
   }
 
-  // Checks that each entry has exactly its sanitized mode, setting it where it has not.
+  // Checks that each file and directory listed has exactly its sanitized mode, setting it where
+  // it has not.
   Status check_modes() const {
-    for (const auto& [relative, mode] : written_) {
+    return tree_.for_each_listed([&](const std::string& relative, mode_t mode) -> Status {
       const auto path = options_.destination / relative;
       struct stat st {};
-      if (::lstat(path.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) continue;
-      if ((st.st_mode & 07777) == mode) continue;
-      if (::chmod(path.c_str(), mode) != 0) {
-        return make_error(ErrorKind::failure,
-                          "cannot set the mode of " + path.string() + ": " +
-                              std::error_code(errno, std::generic_category()).message());
-      }
-    }
-    return Ok{};
+      if (::lstat(path.c_str(), &st) != 0 || S_ISLNK(st.st_mode)) return Ok{};
+      if ((st.st_mode & 07777) == mode || ::chmod(path.c_str(), mode) == 0) return Ok{};
+      return make_error(ErrorKind::failure,
+                        "cannot set the mode of " + path.string() + ": " +
+                            std::error_code(errno, std::generic_category()).message());
+    });
   }
-
-  struct Written {
-    std::string relative;
-    mode_t mode;
-  };
 
   ExtractOptions options_;
   ReadContext context_;
   ArchivePtr in_{archive_read_new(), archive_read_free};
   ArchivePtr out_ = new_disk_writer();
+  EntryTree tree_{options_.max_entries, options_.max_depth};
   ExtractStats stats_;
   std::uint64_t declared_ = 0;
-  std::vector<Written> written_;
+  std::uint64_t headers_ = 0;
+  std::uint64_t path_bytes_ = 0;
 };
 
 }  // namespace

@@ -5,6 +5,14 @@
 // ("cuda_nvcc-linux-x86_64-12.4.131-archive/"); it is stripped. Modes are never taken from the
 // archive as they are: directories get 0755, files 0755 when any execute bit is set, else 0644
 // (no setuid, setgid or sticky bit, nothing group- or world-writable).
+//
+// The tree an archive describes is bounded by construction (docs/install.md): each entry is
+// placed in a tree of names as it is read, so its checks take time linear in its path and the
+// memory grows by one node per new name, however deep the paths. A path of more than max_depth
+// names below the prefix, a name over 255 bytes, a path over 1024 bytes, more than max_entries
+// files, links and directories, or entry paths adding up to more than 64 MiB fail the
+// extraction, as does an entry below a regular file or a link, or a file and a directory of one
+// name: "corrupt or hostile archive: <archive>: <entry>: <why>" (exit 6).
 
 #include <cstdint>
 #include <filesystem>
@@ -35,7 +43,17 @@ struct ExtractOptions {
   // directory, and the rest (Python package markers, wheel metadata) is skipped. Files under a
   // bin/ directory are made executable: a zip read as a stream carries no modes.
   bool wheel_layout = false;
+  // Caps on the tree (see above); NVIDIA's archives nest at most ~20 deep and hold at most a
+  // few ten thousand entries.
+  std::size_t max_depth = 64;
+  std::size_t max_entries = 1000000;
 };
+
+// The caps every archive shares: a name (NAME_MAX), an entry's path or link target as the
+// archive writes it, and the entry paths of one archive in all.
+constexpr std::size_t max_entry_name_bytes = 255;
+constexpr std::size_t max_entry_path_bytes = 1024;
+constexpr std::uint64_t max_archive_path_bytes = std::uint64_t{64} << 20;
 
 // The unpacked-size cap for an archive of `archive_size` bytes: 64 times its size, at least
 // 1 GiB (NVIDIA's archives unpack to 2-4 times their size), so a decompression bomb stops early.
@@ -58,12 +76,14 @@ struct ExtractStats {
   std::uint64_t bytes = 0;
 };
 
-// Errors: ErrorKind::integrity for an unsafe entry, a corrupt archive (naming the entry) or one
-// over the unpacked-size cap, the source's own error when it fails, ErrorKind::failure for a
-// local write problem (naming the path and the system's reason: disk full, quota, I/O error).
+// Errors: ErrorKind::integrity for an unsafe or damaged entry, a tree over the caps (both
+// "corrupt or hostile archive: <archive>: <entry>: <why>"), an unreadable archive, or one over
+// the unpacked-size cap; the source's own error when it fails; ErrorKind::failure for a local
+// write problem (naming the path and the system's reason: disk full, quota, I/O error).
 Result<ExtractStats> extract(const ChunkSource& source, const ExtractOptions& options);
 
-// Why an entry path or link target is unsafe; empty when it is safe. Exposed for tests.
+// Why an entry path or link target is unsafe (absolute, "..", too long, a name too long, a link
+// leaving the prefix); empty when it is safe. Exposed for tests.
 std::string unsafe_path_reason(std::string_view path);
 std::string unsafe_link_reason(std::string_view entry_path, std::string_view target);
 

@@ -96,10 +96,11 @@ Status install_archive(const InstallPlan& plan, size_t index, const Store& store
 
 Status install_all(const InstallPlan& plan, const Store& store, const fs::path& staging,
                    const InstallSettings& settings, InstallObserver& observer) {
-  return for_each_in_parallel(
-      plan.archives.size(), settings.jobs, [&](size_t index, const FirstError& first) {
-        return install_archive(plan, index, store, staging, settings, observer, first);
-      });
+  return for_each_in_parallel(plan.archives.size(), settings.jobs, "installing the archives",
+                              [&](size_t index, const FirstError& first) {
+                                return install_archive(plan, index, store, staging, settings,
+                                                       observer, first);
+                              });
 }
 
 Receipt receipt_of(const InstallPlan& plan) {

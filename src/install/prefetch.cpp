@@ -71,10 +71,11 @@ Status fetch_and_check(const std::vector<InstallPlan>& plans, const Store& store
                        const InstallSettings& settings, InstallObserver& observer) {
   const InterruptGuard interrupt;
   const auto items = pending(plans);
-  return for_each_in_parallel(
-      items.size(), settings.jobs, [&](size_t index, const FirstError& first) {
-        return fetch_one(items[index], index, store, settings, observer, first);
-      });
+  return for_each_in_parallel(items.size(), settings.jobs, "downloading the archives",
+                              [&](size_t index, const FirstError& first) {
+                                return fetch_one(items[index], index, store, settings, observer,
+                                                 first);
+                              });
 }
 
 }  // namespace cudaenv::install

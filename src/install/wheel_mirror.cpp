@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/safe_write.hpp"
 #include "core/files.hpp"
 #include "core/parallel.hpp"
+#include "core/safe_write.hpp"
 #include "install/extract.hpp"
 
 namespace cudaenv::install {
@@ -163,14 +163,15 @@ Status mirror_from_wheels(const fs::path& dir, const std::vector<InstallPlan>& p
     packed[p].resize(plans[p].archives.size());
     for (size_t a = 0; a < plans[p].archives.size(); ++a) work.emplace_back(p, a);
   }
-  auto done = for_each_in_parallel(work.size(), settings.jobs, [&](size_t i, const FirstError&) {
-    const auto [p, a] = work[i];
-    auto result = mirror_wheel(redist, plans[p], plans[p].archives[a], store, settings);
-    if (!result) return Status(result.error());
-    packed[p][a] = std::move(*result);
-    observer.archive_done(i);
-    return Status(Ok{});
-  });
+  auto done = for_each_in_parallel(
+      work.size(), settings.jobs, "repacking the wheels", [&](size_t i, const FirstError&) {
+        const auto [p, a] = work[i];
+        auto result = mirror_wheel(redist, plans[p], plans[p].archives[a], store, settings);
+        if (!result) return Status(result.error());
+        packed[p][a] = std::move(*result);
+        observer.archive_done(i);
+        return Status(Ok{});
+      });
   if (!done) return done;
   const auto path = redist / ("redistrib_" + plans.front().version + ".json");
   return write_file_atomically(path, manifest_of(plans, packed).dump(4) + "\n");

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/text.hpp"
+#include "core/untrusted.hpp"
 
 namespace cudaenv::manifest {
 
@@ -80,17 +81,15 @@ Result<std::optional<std::string>> string_field(const json& object, const char* 
   return std::optional<std::string>{it->get<std::string>()};
 }
 
-// NVIDIA writes sizes as strings of digits; numbers are accepted too.
+// NVIDIA writes sizes as strings of digits; numbers are accepted too. Either way the text must
+// be a whole number of bytes within the download ceiling: "-5", 1.5, "1e9" or 2^70 are refused.
 Result<std::uint64_t> size_field(const json& entry, const std::string& where) {
   const auto it = entry.find("size");
   if (it == entry.end()) return mirror_error(where, "size is missing");
-  if (it->is_number_unsigned()) return it->get<std::uint64_t>();
-  if (it->is_string()) {
-    const auto& raw = it->get_ref<const std::string&>();
-    if (const auto parsed = text::parse_integer(raw)) return static_cast<std::uint64_t>(*parsed);
-    return mirror_error(where, "size \"" + shown(raw) + "\" is not a number");
-  }
-  return mirror_error(where, "size must be a whole number of bytes");
+  if (!it->is_string() && !it->is_number())
+    return mirror_error(where, "size must be a whole number of bytes");
+  const std::string text = it->is_string() ? it->get<std::string>() : it->dump();
+  return untrusted::byte_size(text, where + ": size");
 }
 
 Result<RedistFile> read_file_entry(const json& entry, const std::string& where) {

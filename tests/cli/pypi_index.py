@@ -14,7 +14,9 @@ Behaviour is read from a JSON control file on every request:
     "omit": ["x.whl"],                 # leave these files off the project pages
     "status": {"/simple/p/": 404},     # answer these paths with this status
     "redirect_files": true,            # file links go through /redirect/, a 302 to /files/
-    "redirect_pages": true }           # /simple/<p>/ answers 301 to /moved/simple/<p>/
+    "redirect_pages": true,            # /simple/<p>/ answers 301 to /moved/simple/<p>/
+    "sizes": {"x.whl": -5},            # the JSON "size" listed for these files, as given
+    "pages": {"/simple/p/": "/tmp/f"} }  # answer these paths with the bytes of this file
 
 Every request is appended to <control file>.log as "METHOD PATH ACCEPT".
 Usage: python3 pypi_index.py WHEEL_DIR CONTROL_JSON"""
@@ -72,6 +74,10 @@ class Handler(BaseHTTPRequestHandler):
         settings = control()
         if path in settings.get("status", {}):
             return self.send(settings["status"][path], b"injected\n", "text/plain")
+        if path in settings.get("pages", {}):
+            with open(settings["pages"][path], "rb") as f:
+                body = f.read()
+            return self.send(200, body, JSON_TYPE if body.lstrip().startswith(b"{") else "text/html")
         if path.startswith("/redirect/"):
             return self.send(302, b"", "text/plain", {"Location": "/files/" + path[len("/redirect/"):]})
         if path.startswith("/files/"):
@@ -123,7 +129,8 @@ class Handler(BaseHTTPRequestHandler):
         if form == "json":
             body = {"meta": {"api-version": "1.1"}, "name": project, "files": [
                 {"filename": n, "url": prefix + n, "hashes": {"sha256": d} if d else {},
-                 "size": os.path.getsize(os.path.join(ROOT, n))} for n, d in files]}
+                 "size": settings.get("sizes", {}).get(n, os.path.getsize(os.path.join(ROOT, n)))}
+                for n, d in files]}
             return self.send(200, json.dumps(body).encode(), JSON_TYPE)
         host = "" if settings.get("relative_links") else f"http://{self.headers['Host']}"
         base = "/".join([".."] * depth) if settings.get("relative_links") else host

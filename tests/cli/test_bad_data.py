@@ -60,13 +60,13 @@ def set_label(component, field, value):
 
 # (release, how its manifest is spoiled, what the error line names)
 MIRROR_CASES = [
-    ("12.1.1", set_field("cuda_nvcc", "size", "abc"), f"cuda_nvcc.{PLATFORM}: size \"abc\" is not a number"),
+    ("12.1.1", set_field("cuda_nvcc", "size", "abc"), f"cuda_nvcc.{PLATFORM}: size: \"abc\" is not a size in bytes"),
     ("12.2.2", drop_field("cuda_cudart", "sha256"), f"cuda_cudart.{PLATFORM}: sha256 is missing"),
     ("12.3.2", rename_component("cuda_cccl", "../../etc"), "unsafe component name \"../../etc\""),
     ("12.5.1", set_label("cuda_nvcc", "version", "12.5.1\nINSTALLED OK"),
      "cuda_nvcc: version \"12.5.1\\x0aINSTALLED OK\" is not a version"),
     ("12.6.3", set_label("cuda_cudart", "name", 42), "cuda_cudart: name must be a string"),
-    ("12.8.1", set_field("cuda_nvcc", "size", -5), f"cuda_nvcc.{PLATFORM}: size must be a whole number"),
+    ("12.8.1", set_field("cuda_nvcc", "size", -5), f"cuda_nvcc.{PLATFORM}: size: \"-5\" is not a size in bytes"),
 ]
 
 

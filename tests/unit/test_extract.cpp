@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "core/text.hpp"
 #include "install/extract.hpp"
 #include "test_util.hpp"
 
@@ -100,6 +101,35 @@ Result<install::ExtractStats> extract_bytes(const std::string& bytes, const fs::
   return extract(source, {destination, "test.tar", component, "share/licenses", max_unpacked});
 }
 
+// The same with options of the test's choosing (lower caps).
+Result<install::ExtractStats> extract_with(const std::string& bytes,
+                                           install::ExtractOptions options) {
+  size_t offset = 0;
+  const install::ChunkSource source = [&]() -> Result<std::string_view> {
+    const auto size = std::min<size_t>(1000, bytes.size() - offset);
+    std::string_view chunk(bytes.data() + offset, size);
+    offset += size;
+    return chunk;
+  };
+  options.archive_name = "test.tar";
+  options.component = "cuda_nvcc";
+  return extract(source, options);
+}
+
+std::string repeated(std::string_view piece, size_t times) {
+  std::string out;
+  for (size_t i = 0; i < times; ++i) out += piece;
+  return out;
+}
+
+// The error of an extraction that must fail as archive damage, naming `entry` and `why`.
+void check_damage(const Result<install::ExtractStats>& result, const std::string& entry,
+                  const std::string& why) {
+  REQUIRE_FALSE(result.ok());
+  CHECK(result.error().kind == ErrorKind::integrity);
+  CHECK(result.error().message == "corrupt or hostile archive: test.tar: " + entry + ": " + why);
+}
+
 std::string slurp(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;
@@ -134,6 +164,11 @@ TEST_CASE("entry paths: absolute and .. are unsafe, everything else is fine") {
   CHECK(unsafe_path_reason("top/../../evil") == "path contains ..");
   CHECK(unsafe_path_reason("top/bin/..") == "path contains ..");
   CHECK(unsafe_path_reason("") == "empty path");
+  CHECK(unsafe_path_reason("top/" + std::string(255, 'n')).empty());
+  CHECK(unsafe_path_reason("top/" + std::string(256, 'n')) == "a name longer than 255 bytes");
+  CHECK(unsafe_path_reason(repeated("d/", 512)).empty());
+  CHECK(unsafe_path_reason(repeated("d/", 512) + "x") == "path longer than 1024 bytes");
+  CHECK(unsafe_link_reason("x", repeated("d/", 512) + "x") == "link target longer than 1024 bytes");
 }
 
 TEST_CASE("link targets: relative links that stay below the destination are fine") {
@@ -260,7 +295,8 @@ TEST_CASE("every unsafe entry kind is refused as an integrity error naming the e
     auto result = extract_bytes(make_archive(entries), dest);
     REQUIRE_FALSE(result.ok());
     CHECK(result.error().kind == ErrorKind::integrity);
-    CHECK(result.error().message.find("unsafe entry in test.tar: " + c.named + " (") == 0);
+    CHECK(result.error().message.find("corrupt or hostile archive: test.tar: " + c.named + ": ") ==
+          0);
     CHECK(result.error().message.find(c.why) != std::string::npos);
     CHECK(result.error().hint.find("nothing was installed") != std::string::npos);
     CHECK_FALSE(fs::exists(fs::symlink_status(outside)));
@@ -374,4 +410,129 @@ TEST_CASE("unpacked bytes are capped: a small archive of large entries stops at 
         "test.tar unpacks to more than 2097162 bytes, the cap for its size "
         "(CUDAENV_MAX_UNPACKED_BYTES)");
   CHECK_FALSE(fs::exists(tmp.path() / "capped" / "c.bin"));
+}
+
+TEST_CASE("a path thousands of directories deep is refused at once, in memory linear in depth") {
+  // 8000 names (16 KB) in one pax header: before, the walks over the unpacked tree took memory
+  // quadratic in the depth (3.3 GB); now the entry is refused before anything is written.
+  TempDir tmp;
+  const auto deep = top + "/" + repeated("d/", 8000) + "f";
+  check_damage(extract_bytes(make_archive({dir_entry(top), file_entry(deep, "x")}, Filter::xz),
+                             tmp.path() / "p"),
+               text::printable(deep, 400), "path longer than 1024 bytes");
+  CHECK_FALSE(fs::exists(tmp.path() / "p" / "d"));
+  // Short names, deeper than the cap: refused by depth.
+  const auto nested = top + "/" + repeated("d/", 64) + "f";
+  check_damage(
+      extract_bytes(make_archive({dir_entry(top), file_entry(nested, "x")}), tmp.path() / "q"),
+      nested, "65 names deep, more than the 64 an archive may nest");
+  CHECK_FALSE(fs::exists(tmp.path() / "q" / "d"));
+  // At the cap exactly: fine.
+  const auto at_cap = top + "/" + repeated("d/", 63) + "f";
+  REQUIRE(extract_bytes(make_archive({dir_entry(top), file_entry(at_cap, "x")}), tmp.path() / "r"));
+  CHECK(fs::exists(tmp.path() / "r" / repeated("d/", 63) / "f"));
+}
+
+TEST_CASE("the entries of an archive are capped, the directories they imply included") {
+  TempDir tmp;
+  std::vector<Entry> entries = {dir_entry(top)};
+  for (int i = 0; i < 10; ++i)
+    entries.push_back(file_entry(top + "/bin/f" + std::to_string(i), "x"));
+  install::ExtractOptions options;
+  options.max_entries = 10;
+  options.destination = tmp.path() / "headers";
+  // 11 headers (the top directory counts): one too many.
+  check_damage(extract_with(make_archive(entries), options), top + "/bin/f9",
+               "more than 10 entries, the most an archive may hold");
+  options.max_entries = 12;
+  options.destination = tmp.path() / "implied";
+  // 3 headers, 13 names: a/b/c/.../f implies its directories.
+  check_damage(extract_with(make_archive({dir_entry(top),
+                                          file_entry(top + "/" + repeated("a/", 12) + "f", "x"),
+                                          file_entry(top + "/g", "x")}),
+                            options),
+               top + "/" + repeated("a/", 12) + "f",
+               "more than 12 files, links and directories, the most an archive may hold");
+}
+
+TEST_CASE("an entry that does not fit the entries before it is archive damage, not a disk error") {
+  struct Case {
+    std::string what;
+    std::vector<Entry> entries;
+    std::string named;
+    std::string why;
+  };
+  const std::vector<Case> cases = {
+      {"a file below a regular file (ENOTDIR on disk)",
+       {file_entry(top + "/lib/x", "x"), file_entry(top + "/lib/x/libx.so", "y")},
+       top + "/lib/x/libx.so",
+       "below the regular file lib/x of the same archive"},
+      {"a file below a link",
+       {dir_entry(top + "/real"), symlink_entry(top + "/lib", "real"),
+        file_entry(top + "/lib/libx.so", "y")},
+       top + "/lib/libx.so",
+       "below the symbolic link lib of the same archive"},
+      {"a file below a dangling link, deeper",
+       {symlink_entry(top + "/a/l", "nowhere"), file_entry(top + "/a/l/b/c", "y")},
+       top + "/a/l/b/c",
+       "below the symbolic link a/l of the same archive"},
+      {"a directory below a hard link",
+       {file_entry(top + "/a/f", "x"), hardlink_entry(top + "/a/h", top + "/a/f"),
+        dir_entry(top + "/a/h/d")},
+       top + "/a/h/d/",  // libarchive writes a directory's name with a slash
+       "below the regular file a/h of the same archive"},
+      {"a file replacing a directory (ENOTEMPTY on disk)",
+       {dir_entry(top + "/a/d"), file_entry(top + "/a/d/in", "x"), file_entry(top + "/a/d", "y")},
+       top + "/a/d",
+       "a file or link where the archive has a directory of the same name"},
+      {"a link replacing an implied directory",
+       {file_entry(top + "/d/in", "x"), symlink_entry(top + "/d", "elsewhere")},
+       top + "/d",
+       "a file or link where the archive has a directory of the same name"},
+      {"a directory replacing a file (which libarchive would delete)",
+       {file_entry(top + "/a/f", "x"), dir_entry(top + "/a/f")},
+       top + "/a/f/",
+       "a directory where the archive has a file or link of the same name"},
+      {"a name longer than NAME_MAX (ENAMETOOLONG on disk)",
+       {file_entry(top + "/" + std::string(300, 'n'), "x")},
+       top + "/" + std::string(300, 'n'),
+       "a name longer than 255 bytes"},
+      {"a hard link to a directory",
+       {dir_entry(top + "/d"), hardlink_entry(top + "/h", top + "/d")},
+       top + "/h",
+       "hard link to " + top + "/d, which is not a file earlier in the archive"},
+      {"a hard link to a later file",
+       {hardlink_entry(top + "/a/h", top + "/a/f"), file_entry(top + "/a/f", "x")},
+       top + "/a/h",
+       "hard link to " + top + "/a/f, which is not a file earlier in the archive"},
+      {"a hard link to a top-level file (which moves to the licenses)",
+       {file_entry(top + "/NOTICE", "x"), hardlink_entry(top + "/a/h", top + "/NOTICE")},
+       top + "/a/h",
+       "hard link to " + top + "/NOTICE, which is not a file earlier in the archive"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.what);
+    TempDir tmp;
+    std::vector<Entry> entries = {dir_entry(top)};
+    entries.insert(entries.end(), c.entries.begin(), c.entries.end());
+    const auto result = extract_bytes(make_archive(entries), tmp.path() / "p");
+    check_damage(result, c.named, c.why);
+    if (!result.ok()) CHECK(result.error().hint.find("nothing was installed") != std::string::npos);
+  }
+}
+
+TEST_CASE("an entry that does not fit what another archive put there is archive damage") {
+  // Two archives of one install share the prefix: the second finds a file where it needs a
+  // directory. The system says ENOTDIR; that is the archive's fault, not the disk's.
+  TempDir tmp;
+  const auto dest = tmp.path() / "prefix";
+  REQUIRE(extract_bytes(make_archive({file_entry("a-archive/include/x", "x")}), dest, "comp_a"));
+  const auto second =
+      extract_bytes(make_archive({file_entry("b-archive/include/x/b.h", "b")}), dest, "comp_b");
+  REQUIRE_FALSE(second.ok());
+  CHECK(second.error().kind == ErrorKind::integrity);
+  CHECK(second.error().message.find(
+            "corrupt or hostile archive: test.tar: b-archive/include/x/b.h: ") == 0);
+  CHECK(second.error().hint.find("free space") == std::string::npos);
+  CHECK(slurp(dest / "include/x") == "x");
 }

@@ -208,8 +208,10 @@ TEST_CASE("a missing or wrongly typed field is an integrity error naming the com
                      "m.json: c.linux-x86_64: relative_path must be a string");
   check_mirror_error(manifest_with_entry(path_and_sha), "m.json: c.linux-x86_64: size is missing");
   check_mirror_error(manifest_with_entry(path_and_sha + R"(, "size": "big")"),
-                     "m.json: c.linux-x86_64: size \"big\" is not a number");
-  for (const std::string size : {"-1", "1.5", "true", "null", "{}", "\"-1\"", "\"\""}) {
+                     "m.json: c.linux-x86_64: size: \"big\" is not a size in bytes (a whole number "
+                     "from 0 to 68719476736, 64 GiB)");
+  for (const std::string size : {"-1", "1.5", "true", "null", "{}", "\"-1\"", "\"\"", "1e3",
+                                 "\"68719476737\"", "68719476737", "\"012\""}) {
     CAPTURE(size);
     auto m = parse_redist(manifest_with_entry(path_and_sha + R"(, "size": )" + size), "m.json");
     REQUIRE_FALSE(m.ok());

@@ -2,6 +2,7 @@
 // (install/wheels), on PyPI's own answers (tests/fixtures/pypi/, see SOURCES.md there) and on
 // hostile pages.
 
+#include <chrono>
 #include <fstream>
 #include <sstream>
 
@@ -38,9 +39,10 @@ const IndexFile* named(const std::vector<IndexFile>& files, const std::string& f
 TEST_CASE("PyPI's HTML and JSON pages list the same files with the same digests") {
   const auto html = parse_simple_html(fixture("cuda-toolkit.html"), page);
   const auto json = parse_simple_json(fixture("cuda-toolkit.json"), page);
+  REQUIRE(html.ok());
   REQUIRE(json.ok());
-  CHECK(html.size() == json->size());
-  const auto* from_html = named(html, "cuda_toolkit-13.0.2-py2.py3-none-any.whl");
+  CHECK(html->size() == json->size());
+  const auto* from_html = named(*html, "cuda_toolkit-13.0.2-py2.py3-none-any.whl");
   const auto* from_json = named(*json, "cuda_toolkit-13.0.2-py2.py3-none-any.whl");
   REQUIRE(from_html != nullptr);
   REQUIRE(from_json != nullptr);
@@ -75,7 +77,7 @@ TEST_CASE("the newest cuda-toolkit matching a spec, and its pins") {
 }
 
 TEST_CASE("relative links resolve against the page, fragments carry the digest") {
-  const auto files = parse_simple_html(
+  const auto files = *parse_simple_html(
       "<html><body><A HREF='../../files/x-1.0-py3-none-any.whl#sha256=" + std::string(64, 'A') +
           "' data-yanked>x-1.0-py3-none-any.whl</A>\n"
           "<a href=\"/f/a&amp;b.whl#md5=00\">a&amp;b.whl</a><a>no link</a><abbr>not a link</abbr>",
@@ -90,9 +92,9 @@ TEST_CASE("relative links resolve against the page, fragments carry the digest")
 }
 
 TEST_CASE("hostile or broken pages give nothing rather than a crash") {
-  CHECK(parse_simple_html("<a href=\"x", page).empty());
-  CHECK(parse_simple_html("<a href=x>unterminated", page).empty());
-  CHECK(parse_simple_html(std::string(100000, '<'), page).empty());
+  CHECK(parse_simple_html("<a href=\"x", page)->empty());
+  CHECK(parse_simple_html("<a href=x>unterminated", page)->empty());
+  CHECK(parse_simple_html(std::string(100000, '<'), page)->empty());
   CHECK(!parse_simple_json("[]", page).ok());
   CHECK(!parse_simple_json("{\"files\": 3}", page).ok());
   const auto odd = parse_simple_json(
@@ -102,6 +104,103 @@ TEST_CASE("hostile or broken pages give nothing rather than a crash") {
   REQUIRE(odd->size() == 1);
   CHECK(odd->front().sha256.empty());
   CHECK(odd->front().url == page + "a.whl");
+}
+
+namespace {
+
+// Peak bytes a parse holds would need a hook into the allocator; the time a parse takes is a
+// good stand-in for quadratic work, and these pages make quadratic code take minutes.
+template <typename Parse>
+double seconds_for(Parse&& parse) {
+  const auto start = std::chrono::steady_clock::now();
+  parse();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::string repeated(std::string_view piece, size_t times) {
+  std::string out;
+  out.reserve(piece.size() * times);
+  for (size_t i = 0; i < times; ++i) out += piece;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a PEP 691 page nested without end is refused at the nesting cap, as it is read") {
+  for (const auto& body : {"{\"files\": [" + std::string(4 << 20, '[') + "]}",
+                           "{\"files\": [{\"x\": " + repeated("{\"a\": ", 1 << 20) + "1}]}",
+                           std::string(4 << 20, '[')}) {
+    Result<std::vector<IndexFile>> files = std::vector<IndexFile>{};
+    CHECK(seconds_for([&] { files = parse_simple_json(body, page); }) < 10);
+    REQUIRE_FALSE(files.ok());
+    CHECK(files.error().kind == ErrorKind::integrity);
+    CHECK(files.error().message.find(page + ": not a PEP 691 project page") == 0);
+  }
+  const auto deep = parse_simple_json("{\"files\": [" + std::string(20, '[') + "]}", page);
+  REQUIRE_FALSE(deep.ok());
+  CHECK(deep.error().message ==
+        page + ": not a PEP 691 project page (nested deeper than 16 levels)");
+  // What PyPI nests (metadata objects in a file) stays well inside the cap.
+  const auto real = parse_simple_json(
+      R"({"meta": {"api-version": "1.1"}, "files": [{"filename": "a.whl", "url": "a.whl",
+          "core-metadata": {"sha256": "x"}, "data-dist-info-metadata": {"sha256": "x"},
+          "hashes": {"sha256": ")" +
+          std::string(64, 'b') + R"("}, "size": 12, "yanked": false}]})",
+      page);
+  REQUIRE(real.ok());
+  REQUIRE(real->size() == 1);
+  CHECK(real->front().size == 12);
+  CHECK(real->front().sha256 == std::string(64, 'b'));
+}
+
+TEST_CASE("a PEP 691 file size must be a whole number of bytes up to 64 GiB") {
+  const auto with_size = [](const std::string& size) {
+    return R"({"files": [{"filename": "a.whl", "url": "a.whl"}, {"filename": "b.whl", "url": "b.whl", "size": )" +
+           size + "}]}";
+  };
+  CHECK(parse_simple_json(with_size("68719476736"), page)->back().size == 68719476736ULL);
+  CHECK(parse_simple_json(with_size("0"), page)->back().size == 0);
+  for (const std::string bad : {"-5", "1.5", "1e9", "68719476737", "1180591620717411303424",
+                                "\"12\"", "null", "true", "[1]", "{\"n\": 1}"}) {
+    CAPTURE(bad);
+    const auto files = parse_simple_json(with_size(bad), page);
+    REQUIRE_FALSE(files.ok());
+    CHECK(files.error().kind == ErrorKind::integrity);
+    CHECK(files.error().message.find(page + ": files[1].size: ") == 0);
+  }
+}
+
+TEST_CASE("hostile PEP 503 pages are read in one pass") {
+  // Anchors that never close their tag, each of which once scanned (and copied) the rest of the
+  // page: a million of them took hours. One pass takes well under a second, sanitizers included.
+  for (const auto& body :
+       {repeated("<a ", 1 << 20) + ">x</a>", repeated("<a href=x ", 1 << 18) + ">",
+        "<a " + repeated("data-x=1 ", 1 << 18) + "href=y>y.whl</a>"}) {
+    Result<std::vector<IndexFile>> files = std::vector<IndexFile>{};
+    CHECK(seconds_for([&] { files = parse_simple_html(body, page); }) < 10);
+    REQUIRE(files.ok());
+    CHECK(files->size() <= 1);
+  }
+}
+
+TEST_CASE("a page listing more files than any real project is refused, not cut") {
+  CHECK(max_index_files == 200000);
+  const auto html = parse_simple_html(repeated("<a href=a.whl>a.whl</a>", 11), page, 10);
+  REQUIRE_FALSE(html.ok());
+  CHECK(html.error().kind == ErrorKind::integrity);
+  CHECK(html.error().message == page + ": lists more than 10 files");
+  const auto json = parse_simple_json(
+      "{\"files\": [" + repeated(R"({"filename": "a.whl", "url": "a.whl"},)", 11) + "{}]}", page,
+      10);
+  REQUIRE_FALSE(json.ok());
+  CHECK(json.error().message == page + ": lists more than 10 files");
+  CHECK(parse_simple_html(repeated("<a href=a.whl>a.whl</a>", 10), page, 10)->size() == 10);
+  // Millions of tiny links: the first past the cap ends the parse.
+  Result<std::vector<IndexFile>> many = std::vector<IndexFile>{};
+  CHECK(seconds_for([&] {
+          many = parse_simple_html(repeated("<a href=a>a</a>", 1 << 20), page, 10);
+        }) < 10);
+  CHECK_FALSE(many.ok());
 }
 
 TEST_CASE("wheel names: project, version and platform tags") {

@@ -56,6 +56,20 @@ TEST_CASE("untrusted GPU architecture names are sm_ and digits and one letter") 
     CHECK_FALSE(is_valid(Field::gpu_arch, bad));
 }
 
+TEST_CASE("untrusted download sizes are whole numbers of bytes up to 64 GiB") {
+  for (const char* good : {"0", "1", "2364", "862715244", "68719476736"})
+    CHECK(is_valid(Field::byte_size, good));
+  for (const char* bad : {"", "-5", "+5", "1.5", "1e9", "0x10", "012", " 12", "12 ", "68719476737",
+                          "99999999999", "184467440737095516160", "twelve", "1,000"})
+    CHECK_FALSE(is_valid(Field::byte_size, bad));
+  CHECK(cudaenv::untrusted::byte_size("68719476736", "here").value() == 68719476736ULL);
+  const auto refused = cudaenv::untrusted::byte_size("-5", "https://m/x.json: cuda_nvcc.size");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().kind == cudaenv::ErrorKind::integrity);
+  CHECK(refused.error().message.find(
+            "https://m/x.json: cuda_nvcc.size: \"-5\" is not a size in bytes") == 0);
+}
+
 TEST_CASE("untrusted dates and revisions are calendar days") {
   CHECK(is_valid(Field::date, "2026-11-29"));
   CHECK(is_valid(Field::date, "2024-02-29"));
