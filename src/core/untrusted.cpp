@@ -109,6 +109,27 @@ bool is_url(std::string_view value) {
   });
 }
 
+// A PEP 508 name: letters and digits, with . _ - only between them (so never an option, never a
+// path step), which PEP 503 normalises to the project's index name.
+bool is_python_name(std::string_view value) {
+  if (value.empty() || value.size() > max_name_length) return false;
+  if (!is_alnum(value.front()) || !is_alnum(value.back())) return false;
+  return std::all_of(value.begin(), value.end(),
+                     [](char c) { return is_alnum(c) || c == '.' || c == '_' || c == '-'; });
+}
+
+// A name and optional extras, "jax[cuda12]" or "pkg[a,b]": what pip reads as one requirement head.
+bool is_python_package(std::string_view value) {
+  const auto open = value.find('[');
+  if (open == std::string_view::npos) return is_python_name(value);
+  if (value.back() != ']' || !is_python_name(value.substr(0, open))) return false;
+  const auto extras = value.substr(open + 1, value.size() - open - 2);
+  const auto parts = text::split(extras, ',');
+  return !parts.empty() && std::all_of(parts.begin(), parts.end(), [](const std::string& extra) {
+    return is_python_name(extra);
+  });
+}
+
 }  // namespace
 
 std::string_view describe(Field field) {
@@ -122,6 +143,8 @@ std::string_view describe(Field field) {
     case Field::revision: return "a database revision (a date and an optional .N)";
     case Field::sha256: return "a sha256 (64 lowercase hex digits)";
     case Field::url: return "a URL (http, https or file, without spaces or quotes)";
+    case Field::python_package:
+      return "a Python package name with optional [extras] (like torch or jax[cuda12])";
   }
   return "a valid value";
 }
@@ -137,6 +160,7 @@ bool is_valid(Field field, std::string_view value) {
     case Field::revision: return is_revision(value);
     case Field::sha256: return is_sha256(value);
     case Field::url: return is_url(value);
+    case Field::python_package: return is_python_package(value);
   }
   return false;
 }

@@ -22,6 +22,7 @@ enum class Field {
   revision,           // a database revision: a date and an optional ".N" ("2026-11-29.2")
   sha256,             // 64 lowercase hex digits
   url,                // http(s):// or file:// with no spaces, quotes, backslashes or controls
+  python_package,     // a PEP 508 distribution name with optional extras: "torch", "jax[cuda12]"
 };
 
 // What the field is, as error messages say it ("a release version (like 12.4.1)").

@@ -1,10 +1,10 @@
 #include "install/remote.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <regex>
 #include <set>
 
+#include "core/safe_write.hpp"
 #include "core/text.hpp"
 
 namespace cudaenv::install {
@@ -119,9 +119,9 @@ Result<manifest::RedistManifest> fetch_manifest(const std::string& base, const s
   if (!text) return text.error();
   auto manifest = manifest::parse_redist(*text, url);
   if (!manifest) return manifest.error();
-  std::error_code ec;
-  fs::create_directories(store.manifests() / product, ec);
-  std::ofstream(store.manifests() / product / ("redistrib_" + version.str() + ".json")) << *text;
+  // Only a cache: a store that cannot keep the copy loses nothing. Never through a planted link.
+  (void)write_file_atomically(
+      store.manifests() / product / ("redistrib_" + version.str() + ".json"), *text);
   if (raw != nullptr) *raw = std::move(*text);
   return manifest;
 }
