@@ -6,6 +6,7 @@ cuda/ or cudnn/ directory, a modulefile's own name, the temporary name the old w
 its pid) never carries a write elsewhere."""
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -85,13 +86,17 @@ def a_database_sm_name_holding_code_is_refused_at_load_and_never_runs(tmp):
             load_everything(out, env, tmp)
         pwned = list(tmp.rglob("PWNED"))
         check(pwned == [], f"{fmt} {sm!r}: code from the database ran at module load: {pwned}")
+        for path in pwned:
+            path.unlink()
     (Path(env["CUDAENV_ROOT"]) / "manifests" / "cuda.toml").unlink()
     run(["modules", "write", str(tmp / "good")], env, check_exit=0)
 
 
 def victim(tmp):
+    """A site's directory holding one file, made afresh for each case."""
+    shutil.rmtree(tmp / "site", ignore_errors=True)
     path = tmp / "site" / "profile.lua"
-    path.parent.mkdir(exist_ok=True)
+    path.parent.mkdir()
     path.write_text(VICTIM_TEXT)
     return path
 
@@ -116,12 +121,14 @@ def a_planted_link_in_the_modules_directory_never_redirects_a_write(tmp):
     untouched(tmp, "cuda/ a link")
     check(not (out / "cudnn").exists() or not any((out / "cudnn").iterdir()), "nothing written at all")
     # cudnn/ likewise.
+    target = victim(tmp)
     out = tmp / "cudnn-link"
     out.mkdir()
     (out / "cudnn").symlink_to(target.parent, target_is_directory=True)
     expect_error(run(["modules", "write", str(out)], env), 2, str(out / "cudnn"), "symbolic link")
     untouched(tmp, "cudnn/ a link")
     # A modulefile's own name a link to the site's file.
+    target = victim(tmp)
     out = tmp / "file-link"
     (out / "cuda").mkdir(parents=True)
     (out / "cuda" / "12.4.1.lua").symlink_to(target)
@@ -129,6 +136,7 @@ def a_planted_link_in_the_modules_directory_never_redirects_a_write(tmp):
     untouched(tmp, "cuda/12.4.1.lua a link")
     # The temporary name a writer could derive from its pid, planted for the pid it will have:
     # the shell execs cudaenv, which keeps the shell's pid.
+    target = victim(tmp)
     out = tmp / "tmp-link"
     (out / "cuda").mkdir(parents=True)
     (out / "cudnn").mkdir()
