@@ -27,8 +27,11 @@ struct SyncOptions {
   bool frozen = false;
   DownloadFlags download;
 };
-// Installs exactly what the lock names, each archive checked against the lock's sha256 (exit 6
-// when one differs); --frozen fails (exit 1) when the lock is missing or stale.
+// Installs exactly what the lock names and the mirror's manifests vouch for: a lock value that
+// fails its grammar, or an archive list that is not exactly what the manifest of the locked
+// release names, is exit 6 before anything is fetched, frozen or not; each archive is then
+// checked against the lock's sha256 (exit 6 when one differs); --frozen fails (exit 1) when the
+// lock is missing or stale.
 Status run_sync(const SyncOptions& options, Context& context);
 void add_sync_command(CLI::App& app, Context& context, Outcome& outcome);
 

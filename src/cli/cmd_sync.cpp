@@ -1,16 +1,22 @@
-// `cudaenv sync [--frozen]`: installs exactly what .cudaenv.lock names. Every archive is checked
-// against the sha256 in the lock, not the mirror's manifest, so a mirror that replaced a file
-// (and its manifest with it) fails with exit 6. Every archive of the toolkit and of cuDNN is
-// checked before either is placed, so that failure installs nothing at all.
+// `cudaenv sync [--frozen]`: installs exactly what .cudaenv.lock names and the mirror vouches for.
+// The lock's fields passed their grammars when it was read; before anything is fetched, its
+// archives must be exactly those the mirror's manifest of the locked release names (a lock that
+// files one release's archives as another, or cudart's archive as nvcc, fails with exit 6). Every
+// archive is then checked against the sha256 in the lock as it arrives, so a mirror that replaced
+// a file (and its manifest with it) fails with exit 6 too. Every archive of the toolkit and of
+// cuDNN is checked before either is placed, so either failure installs nothing at all.
 
 #include "cli/cmd_lock.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
 #include "core/text.hpp"
 #include "install/interrupt.hpp"
+#include "install/components.hpp"
 #include "install/prefetch.hpp"
+#include "install/remote.hpp"
 #include "lock/lock_compare.hpp"
 #include "lock/lock_resolve.hpp"
+#include "lock/lock_vouch.hpp"
 
 namespace cudaenv::cli {
 
@@ -37,6 +43,43 @@ std::vector<install::InstallPlan> plans_for(const lock::LockFile& lock,
                      selected(cudnn.components)});
   }
   return plans;
+}
+
+Result<lock::Offer> toolkit_offer(const lock::LockFile& lock, const DownloadSetup& setup) {
+  const auto version = *Version::parse(lock.toolkit.version);  // a release_version: it parses
+  auto manifest =
+      install::fetch_manifest(setup.mirror, "cuda", version, setup.store, setup.settings.fetch);
+  if (!manifest) return setup.explain(manifest.error());
+  auto archives = install::select_cuda_components(*manifest, "full", lock::lock_platform);
+  if (!archives) return archives.error();
+  return lock::Offer{"CUDA " + version.str(), install::manifest_url(setup.mirror, "cuda", version),
+                     std::move(*archives)};
+}
+
+Result<lock::Offer> cudnn_offer(const lock::LockedCudnn& cudnn, const DownloadSetup& setup) {
+  const auto version = *Version::parse(cudnn.version);
+  const auto release = "cuDNN " + version.str() + " (" + cudnn.cuda_variant + ")";
+  const auto url = install::manifest_url(setup.mirror, "cudnn", version);
+  auto manifest =
+      install::fetch_manifest(setup.mirror, "cudnn", version, setup.store, setup.settings.fetch);
+  if (!manifest) return setup.explain(manifest.error());
+  auto archives =
+      install::select_cudnn_components(*manifest, lock::lock_platform, cudnn.cuda_variant);
+  if (!archives) return lock::Offer{release, url, {}};  // no such build: nothing is vouched for
+  return lock::Offer{release, url, std::move(*archives)};
+}
+
+// The lock's archives against the mirror's manifests of its releases, before anything is fetched.
+Status vouched_by_mirror(const lock::LockFile& lock, const DownloadSetup& setup,
+                         const std::string& lock_path) {
+  auto toolkit = toolkit_offer(lock, setup);
+  if (!toolkit) return toolkit.error();
+  if (auto ok = lock::check_archives(lock.toolkit.components, *toolkit, "toolkit", lock_path); !ok)
+    return ok;
+  if (!lock.cudnn) return Ok{};
+  auto cudnn = cudnn_offer(*lock.cudnn, setup);
+  if (!cudnn) return cudnn.error();
+  return lock::check_archives(lock.cudnn->components, *cudnn, "cudnn", lock_path);
 }
 
 // --frozen: the lock on disk, only when it is what `lock --check` calls current (.cudaenv, the
@@ -68,14 +111,23 @@ Result<lock::LockFile> lock_to_sync(const LockProject& project, const SyncOption
   if (!stored && options.frozen)
     return make_error(ErrorKind::failure, "--frozen: " + shown + " does not exist",
                       "run cudaenv lock, and commit .cudaenv.lock");
-  if (!stored) return write_project_lock(project, setup, context);
-  if (options.frozen) return frozen_lock(project, std::move(*stored), setup, context);
+  const auto vouched = [&](Result<lock::LockFile> lock) -> Result<lock::LockFile> {
+    if (!lock) return lock;
+    if (auto ok = vouched_by_mirror(*lock, setup, path.string()); !ok) return ok.error();
+    return lock;
+  };
+  if (!stored) return vouched(write_project_lock(project, setup, context));
+  // Integrity before staleness: a lock the mirror does not vouch for is exit 6, frozen or not.
+  if (options.frozen) {
+    if (auto ok = vouched_by_mirror(*stored, setup, path.string()); !ok) return ok.error();
+    return frozen_lock(project, std::move(*stored), setup, context);
+  }
   const auto found =
       lock::project_differences(*stored, lock::request_of(project.pins), project.pins.targets);
-  if (found.empty()) return stored;
+  if (found.empty()) return vouched(std::move(*stored));
   for (const auto& line : found)
     context.out << "  " << text::printable(line, text::message_limit) << '\n';
-  return write_project_lock(project, setup, context);
+  return vouched(write_project_lock(project, setup, context));
 }
 
 // Every archive of every plan, downloaded and checked against the lock before any prefix is
@@ -133,10 +185,12 @@ Status run_sync(const SyncOptions& options, Context& context) {
     if (auto done = install_plan(plan, *setup, context); !done) return done.error();
     if (plan.product == "cuda") refresh_shims(context);
   }
+  // The command is made of the checked arguments, each shell-quoted: never the lock's own line.
   for (const auto& [name, framework] : lock->frameworks)
     context.out << text::printable(name) << " " << text::printable(framework.version)
-                << " (install it in your Python environment): "
-                << text::printable(framework.pip, text::message_limit) << '\n';
+                << " (install it in your Python environment): pip install "
+                << text::printable(text::shell_join(framework.pip_args), text::message_limit)
+                << '\n';
   return Ok{};
 }
 

@@ -118,6 +118,25 @@ bool is_byte_size(std::string_view value) {
   std::uint64_t bytes = 0;
   for (const char c : value) bytes = bytes * 10 + static_cast<std::uint64_t>(c - '0');
   return bytes <= max_download_size;
+// A PEP 508 name: letters and digits, with . _ - only between them (so never an option, never a
+// path step), which PEP 503 normalises to the project's index name.
+bool is_python_name(std::string_view value) {
+  if (value.empty() || value.size() > max_name_length) return false;
+  if (!is_alnum(value.front()) || !is_alnum(value.back())) return false;
+  return std::all_of(value.begin(), value.end(),
+                     [](char c) { return is_alnum(c) || c == '.' || c == '_' || c == '-'; });
+}
+
+// A name and optional extras, "jax[cuda12]" or "pkg[a,b]": what pip reads as one requirement head.
+bool is_python_package(std::string_view value) {
+  const auto open = value.find('[');
+  if (open == std::string_view::npos) return is_python_name(value);
+  if (value.back() != ']' || !is_python_name(value.substr(0, open))) return false;
+  const auto extras = value.substr(open + 1, value.size() - open - 2);
+  const auto parts = text::split(extras, ',');
+  return !parts.empty() && std::all_of(parts.begin(), parts.end(), [](const std::string& extra) {
+    return is_python_name(extra);
+  });
 }
 
 }  // namespace
@@ -134,6 +153,8 @@ std::string_view describe(Field field) {
     case Field::sha256: return "a sha256 (64 lowercase hex digits)";
     case Field::url: return "a URL (http, https or file, without spaces or quotes)";
     case Field::byte_size: return "a size in bytes (a whole number from 0 to 68719476736, 64 GiB)";
+    case Field::python_package:
+      return "a Python package name with optional [extras] (like torch or jax[cuda12])";
   }
   return "a valid value";
 }
@@ -150,6 +171,7 @@ bool is_valid(Field field, std::string_view value) {
     case Field::sha256: return is_sha256(value);
     case Field::url: return is_url(value);
     case Field::byte_size: return is_byte_size(value);
+    case Field::python_package: return is_python_package(value);
   }
   return false;
 }

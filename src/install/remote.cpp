@@ -119,7 +119,7 @@ Result<manifest::RedistManifest> fetch_manifest(const std::string& base, const s
   if (!text) return text.error();
   auto manifest = manifest::parse_redist(*text, url);
   if (!manifest) return manifest.error();
-  // The cached copy is a convenience for later offline reads: failing to keep it loses nothing.
+  // Only a cache: a store that cannot keep the copy loses nothing. Never through a planted link.
   (void)write_file_atomically(
       store.manifests() / product / ("redistrib_" + version.str() + ".json"), *text);
   if (raw != nullptr) *raw = std::move(*text);

@@ -177,15 +177,24 @@ std::string describe(const FrameworkRequirement& requirement) {
   return out;
 }
 
-std::string pip_line_for(const FrameworkRequirement& requirement, const std::string& version) {
+namespace {
+
+std::vector<std::string> pip_args_for(const FrameworkRequirement& requirement,
+                                      const std::string& version) {
   auto args = requirement.pip_args;
   args[requirement.requirement_at] = requirement.requirement_head + "==" + version;
-  return resolve::pip_command(args, resolve::PipTool::pip);
+  return args;
+}
+
+}  // namespace
+
+std::string pip_line_for(const FrameworkRequirement& requirement, const std::string& version) {
+  return resolve::pip_command(pip_args_for(requirement, version), resolve::PipTool::pip);
 }
 
 LockedFramework pinned(const FrameworkRequirement& requirement, const FrameworkPick& pick) {
-  return {pick.version, requirement.index_url, pip_line_for(requirement, pick.version),
-          pick.wheels};
+  return {pick.version, requirement.index_url, pip_line_for(requirement, pick.version), pick.wheels,
+          pip_args_for(requirement, pick.version)};
 }
 
 FrameworkCheck check_frameworks(const std::map<std::string, LockedFramework>& locked,

@@ -51,8 +51,12 @@ struct LockedWheel {
 struct LockedFramework {
   std::string version;              // exact, with its local tag: "2.5.1+cu124"
   std::string index_url;            // the index the pip line names, or PyPI's when it names none
-  std::string pip;                  // the whole install line
+  std::string pip;                  // the whole install line, as written
   std::vector<LockedWheel> wheels;  // its Linux x86-64 wheels, by file name
+  // The line's arguments after `pip install`, each checked (a requirement pinning `version`,
+  // -U, --index-url and a URL): what `sync` shows, shell-quoted word by word; the line itself
+  // is never shown as a command.
+  std::vector<std::string> pip_args = {};
 };
 
 // A passing `cudaenv verify --record` on a machine of the target.
@@ -92,9 +96,19 @@ struct LockFile {
 std::filesystem::path lock_path_for(const std::filesystem::path& project_file);
 
 // Errors name the file and line and the fix: "/repo/.cudaenv.lock:12: toolkit.components[3].sha256
-// must be 64 hex digits" (hint: run `cudaenv lock` to write it again).
+// must be 64 hex digits" (hint: run `cudaenv lock` to write it again). A file that is not TOML,
+// lacks a field or has one of the wrong type is ErrorKind::failure; a value that fails its
+// grammar (core/untrusted.hpp: a version holding "..", a path with "%2e", a pip line that is not
+// one requirement and index flags) is ErrorKind::integrity: nothing in the lock forms a path, a
+// URL or a shell word before it passed.
 Result<LockFile> parse_lock_file(std::string_view text, const std::string& path);
 // A missing file is ErrorKind::not_found.
+// `pip install ARGS` of a framework entry: ARGS, each checked. The requirement must be
+// `<package>[extras]==<version>` for the entry's own name and version, and an --index-url must be
+// its index_url. `where` is "<file>:<line>: frameworks.NAME.pip".
+Result<std::vector<std::string>> parse_pip_line(std::string_view line, std::string_view name,
+                                                const LockedFramework& framework,
+                                                const std::string& where);
 Result<LockFile> read_lock_file(const std::filesystem::path& path);
 
 // The file's text: a comment saying what wrote it, then TOML that parse_lock_file reads back.

@@ -47,7 +47,12 @@ Result<TargetSettings> target_settings(const std::filesystem::path& project_file
   }
   const auto lock_path = lock_path_for(project_file);
   auto lock = read_lock_file(lock_path);
-  if (!lock) return declared_settings(*target, project_file);
+  if (!lock && lock.error().kind == ErrorKind::not_found)
+    return declared_settings(*target, project_file);  // no lock yet: the declaration alone
+  if (!lock)  // unreadable, not TOML, or holding a value that fails its grammar: never guessed at
+    return make_error(lock.error().kind, "--target: " + lock.error().message,
+                      "fix or remove " + text::printable(lock_path.string(), text::message_limit) +
+                          " (cudaenv lock writes it again)");
   const auto it = lock->targets.find(target->name);
   if (it == lock->targets.end() || it->second.archs != arch_names(*target) ||
       it->second.driver != target->driver.str())

@@ -23,7 +23,9 @@ struct TargetSettings {
 };
 
 // The settings of the target `name` that `project_file` declares; ErrorKind::not_found naming
-// the declared targets when it declares none of that name.
+// the declared targets when it declares none of that name. A lock that exists but cannot be read
+// is an error naming it, never a fallback: ErrorKind::failure (exit 1) when it is unreadable or
+// not a lock, ErrorKind::integrity (exit 6) when a value in it fails its grammar.
 Result<TargetSettings> target_settings(const std::filesystem::path& project_file,
                                        std::string_view name);
 

@@ -6,11 +6,14 @@
 
 #include "core/text.hpp"
 #include "core/toml_guard.hpp"
+#include "core/untrusted.hpp"
 #include "manifest/db_index.hpp"
 
 namespace cudaenv::manifest {
 
 namespace {
+
+using untrusted::Field;
 
 // Reads fields of one file, keeping the first problem found; callers check `failed()` once.
 class FieldReader {
@@ -27,6 +30,27 @@ class FieldReader {
     } else if (required) {
       fail(table, key, "is missing");
     }
+    return {};
+  }
+
+  // A string that forms a path, a shell word, a URL or a modulefile string somewhere: it must pass
+  // its grammar (core/untrusted.hpp) here, at the reader, or the whole database is refused.
+  std::string checked(const toml::table& table, const char* key, Field grammar,
+                      bool required = true) {
+    auto value = text(table, key, required);
+    if (value.empty() && !required) return value;
+    return check(table, key, grammar, std::move(value));
+  }
+
+  std::string check(const toml::table& where, const std::string& key, Field grammar,
+                    std::string value) {
+    if (failed() || untrusted::is_valid(grammar, value)) return value;
+    const auto* node = where.get(key);
+    const auto line = (node != nullptr ? node->source() : where.source()).begin.line;
+    auto status = untrusted::check(grammar, value, file_ + ":" + std::to_string(line) + ": " + key);
+    error_ = make_error(ErrorKind::integrity, status.error().message,
+                        "the database file is corrupt or hostile: remove it from the data root "
+                        "(or run cudaenv db update from a mirror you trust)");
     return {};
   }
 
@@ -179,10 +203,10 @@ void read_cuda(const toml::table& root, FieldReader& r, Database& db) {
         {r.integer(t, "major"), r.required_version(t, "minor_compat_floor"), r.provenance(t)});
   });
   for_each_table(root, "arch", [&](const toml::table& t) {
-    db.gpu_archs.push_back({r.required_version(t, "compute_capability"), r.text(t, "sm"),
-                            r.text(t, "name"), r.required_version(t, "first_cuda"),
-                            r.version(t, "last_cuda", false), r.version(t, "min_driver", false),
-                            r.text(t, "examples", false), r.provenance(t)});
+    db.gpu_archs.push_back(
+        {r.required_version(t, "compute_capability"), r.checked(t, "sm", Field::gpu_arch),
+         r.text(t, "name"), r.required_version(t, "first_cuda"), r.version(t, "last_cuda", false),
+         r.version(t, "min_driver", false), r.text(t, "examples", false), r.provenance(t)});
   });
   for_each_table(root, "host_compiler", [&](const toml::table& t) {
     db.host_compilers.push_back(
@@ -211,7 +235,7 @@ void read_cudnn(const toml::table& root, FieldReader& r, Database& db) {
 }
 
 PytorchVariant read_variant(const toml::table& t, FieldReader& r) {
-  PytorchVariant variant{r.text(t, "tag"),
+  PytorchVariant variant{r.checked(t, "tag", Field::component_name),
                          r.required_version(t, "cuda"),
                          r.required_version(t, "cudnn"),
                          r.text(t, "status") == "experimental",
@@ -223,11 +247,21 @@ PytorchVariant read_variant(const toml::table& t, FieldReader& r) {
   return variant;
 }
 
+// PyTorch's index for a release, "https://download.pytorch.org/whl/{tag}": a URL once the tag
+// (itself checked) is put in.
+std::string index_template(const toml::table& t, FieldReader& r) {
+  auto value = r.text(t, "index_url");
+  auto filled = value;
+  if (const auto at = filled.find("{tag}"); at != std::string::npos) filled.replace(at, 5, "cu");
+  if (r.check(t, "index_url", Field::url, filled).empty()) return {};
+  return value;
+}
+
 void read_frameworks(const toml::table& root, FieldReader& r, Database& db) {
   for_each_table(root, "pytorch", [&](const toml::table& t) {
     PytorchRelease release{r.required_version(t, "version"),
-                           r.text(t, "pypi_default"),
-                           r.text(t, "index_url"),
+                           r.checked(t, "pypi_default", Field::component_name),
+                           index_template(t, r),
                            {},
                            r.provenance(t)};
     for_each_table(t, "variant",
@@ -239,15 +273,16 @@ void read_frameworks(const toml::table& root, FieldReader& r, Database& db) {
                              r.required_version(t, "cudnn"), r.provenance(t)});
   });
   for_each_table(root, "jax", [&](const toml::table& t) {
-    db.jax.push_back({r.integer(t, "cuda_major"), r.text(t, "pip_extra"), r.spec(t, "cuda"),
-                      r.spec(t, "cudnn"), r.integer(t, "min_driver_branch"),
+    db.jax.push_back({r.integer(t, "cuda_major"), r.checked(t, "pip_extra", Field::python_package),
+                      r.spec(t, "cuda"), r.spec(t, "cudnn"), r.integer(t, "min_driver_branch"),
                       r.required_version(t, "min_compute_capability"), r.provenance(t)});
   });
 }
 
 void read_drivers(const toml::table& root, FieldReader& r, Database& db) {
   for_each_table(root, "branch", [&](const toml::table& t) {
-    db.driver_branches.push_back({r.integer(t, "branch"), r.text(t, "package"),
+    db.driver_branches.push_back({r.integer(t, "branch"),
+                                  r.checked(t, "package", Field::component_name),
                                   r.required_version(t, "max_cuda"), r.provenance(t)});
   });
 }
@@ -308,8 +343,12 @@ Result<Database> load_database(const std::vector<ManifestFile>& files) {
       read_drivers(*root, reader, db);
     else if (file.name == "sources.toml")
       read_sources(*root, db);
-    if (reader.failed()) return reader.error();
     const auto revision = revision_of(*root);
+    if (!revision.empty()) {
+      const auto* meta = root->get_as<toml::table>("meta");
+      if (meta != nullptr) reader.check(*meta, "revision", Field::revision, revision);
+    }
+    if (reader.failed()) return reader.error();
     if (db.revision.empty() || compare_revisions(revision, db.revision) < 0) db.revision = revision;
   }
   sort_by_version(db.cuda_releases);

@@ -52,7 +52,9 @@ struct ModuleFile {
 };
 
 // Every modulefile of `set`. A path holding a character that cannot be written safely into a
-// modulefile of either format is ErrorKind::usage naming it.
+// modulefile of either format is ErrorKind::usage naming it; a version, driver floor or GPU
+// architecture that is not one (core/untrusted.hpp) is ErrorKind::integrity: such values come
+// from the database, and nothing that fails its grammar is spliced into Tcl or Lua.
 Result<std::vector<ModuleFile>> modulefiles(const ModuleSet& set, Format format);
 
 // The first line of every file written: how `modules write` knows which files are its own.
@@ -60,7 +62,9 @@ constexpr const char* generated_marker = "written by cudaenv modules write";
 
 // Ok when `path` holds only letters, digits, spaces and / . _ - + @ , = ~ %.
 Status check_quotable(const std::string& path);
-// `value` as a Lua string literal, and as a Tcl word (braces), for values check_quotable passed.
+// `value` as a Lua string literal, and as a Tcl word that substitutes back to exactly `value`
+// (braces when nothing in it can end them, else every special character escaped): safe for any
+// value, though only checked values reach them.
 std::string lua_string(const std::string& value);
 std::string tcl_word(const std::string& value);
 

@@ -1,11 +1,15 @@
 #include "modules/write.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
 
-#include "core/files.hpp"
+#include <sys/stat.h>
+
+#include "core/fd.hpp"
 #include "core/safe_write.hpp"
 #include "core/text.hpp"
 
@@ -15,35 +19,72 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Whether `path` is a modulefile cudaenv wrote: the marker is on its first lines.
+constexpr const char* families[] = {"cuda", "cudnn"};
+constexpr std::size_t marker_window = 256;
+
+Error refused(const fs::path& path, const std::string& why) {
+  return make_error(
+      ErrorKind::usage,
+      text::printable(path.string(), text::message_limit) + " " + why + "; it was left as it is",
+      "move it aside, or write the modulefiles into another directory");
+}
+
+// Whether `path` is a regular file (never a link: it is not followed) whose first lines carry
+// the marker, read through a descriptor opened without following links.
 bool written_by_us(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::string head(256, '\0');
-  file.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<std::size_t>(file.gcount()));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  struct stat info {};
+  if (!fd || ::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) return false;
+  std::string head(marker_window, '\0');
+  const auto got = ::read(fd.get(), head.data(), head.size());
+  if (got <= 0) return false;
+  head.resize(static_cast<std::size_t>(got));
   return head.find(generated_marker) != std::string::npos;
 }
 
-// Through the one safe writer: a link planted in the modules directory under the file's name or
-// any temporary name is replaced, never followed (root writes here on clusters).
-Status replace_file(const fs::path& target, const std::string& content) {
-  auto written = write_file_atomically(target, content);
-  if (!written)
-    return make_error(ErrorKind::failure, written.error().message,
+// DIR/cuda and DIR/cudnn: real directories, made when missing. A link there (to /etc, to
+// another user's directory) would carry every write below it elsewhere: refused.
+Status family_directory(const fs::path& dir, const char* family) {
+  const auto path = dir / family;
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) == 0) {
+    if (S_ISLNK(info.st_mode)) return refused(path, "is a symbolic link, not a directory");
+    if (!S_ISDIR(info.st_mode)) return refused(path, "is not a directory");
+    return Ok{};
+  }
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec || ::lstat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+    return make_error(ErrorKind::failure,
+                      "cannot create " + text::printable(path.string(), text::message_limit) +
+                          ": " + (ec ? ec.message() : std::string(std::strerror(errno))),
                       "choose a modules directory you can write to");
+  return Ok{};
+}
+
+// Every file about to be written is absent, or one of ours: never a link, a directory or a
+// site's own file of that name.
+Status check_targets(const fs::path& dir, const std::vector<ModuleFile>& files) {
+  for (const auto& file : files) {
+    const auto target = dir / file.relative;
+    struct stat info {};
+    if (::lstat(target.c_str(), &info) != 0) continue;
+    if (S_ISLNK(info.st_mode)) return refused(target, "is a symbolic link");
+    if (!written_by_us(target)) return refused(target, "exists and was not written by cudaenv");
+  }
   return Ok{};
 }
 
 // Files an earlier run wrote in DIR/cuda and DIR/cudnn that this run does not write.
 std::vector<std::string> stale_files(const fs::path& dir, const std::vector<ModuleFile>& files) {
   std::vector<std::string> stale;
-  for (const char* family : {"cuda", "cudnn"}) {
+  for (const char* family : families) {
     std::error_code ec;
     for (fs::directory_iterator it(dir / family, ec), end; !ec && it != end; it.increment(ec)) {
       const auto relative = std::string(family) + "/" + it->path().filename().string();
       const bool kept = std::any_of(files.begin(), files.end(),
                                     [&](const ModuleFile& f) { return f.relative == relative; });
-      if (!kept && it->is_regular_file() && written_by_us(it->path())) stale.push_back(relative);
+      if (!kept && written_by_us(it->path())) stale.push_back(relative);
     }
   }
   std::sort(stale.begin(), stale.end());
@@ -53,25 +94,22 @@ std::vector<std::string> stale_files(const fs::path& dir, const std::vector<Modu
 }  // namespace
 
 Result<WriteReport> write_modulefiles(const fs::path& dir, const std::vector<ModuleFile>& files) {
-  for (const auto& file : files) {
-    std::error_code ec;
-    const auto target = dir / file.relative;
-    if (fs::exists(fs::symlink_status(target, ec)) &&
-        (!fs::is_regular_file(fs::symlink_status(target, ec)) || !written_by_us(target))) {
-      return make_error(ErrorKind::usage,
-                        text::printable(target.string(), text::message_limit) +
-                            " exists and was not written by cudaenv; it was left as it is",
-                        "move it aside, or write the modulefiles into another directory");
-    }
+  for (const char* family : families) {
+    if (auto ok = family_directory(dir, family); !ok) return ok.error();
   }
+  if (auto ok = check_targets(dir, files); !ok) return ok.error();
   WriteReport report;
   for (const auto& relative : stale_files(dir, files)) {
     std::error_code ec;
-    fs::remove(dir / relative, ec);
+    fs::remove(dir / relative, ec);  // removes the name: a file of ours, never a link's target
     report.removed.push_back(relative);
   }
   for (const auto& file : files) {
-    if (auto done = replace_file(dir / file.relative, file.text); !done) return done.error();
+    const auto target = dir / file.relative;
+    if (auto written = write_file_atomically(target, file.text, {0644, CreateParents::no});
+        !written)
+      return make_error(ErrorKind::failure, text::printable(written.error().message),
+                        "choose a modules directory you can write to");
     report.written.push_back(file.relative);
   }
   return report;

@@ -26,7 +26,7 @@ arch = ["9.0", "8.0"]
 LOCK = """lock_version = 1
 generated_by = "cudaenv 0.1.0"
 [database]
-revision = "2026.11.1"
+revision = "2026-11-01"
 sha256 = "{a}"
 [toolkit]
 version = "12.1.1"

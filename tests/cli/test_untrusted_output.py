@@ -6,6 +6,7 @@ a mirror, the machine or a child process can retitle the window, clear the scree
 output. JSON output stays valid JSON carrying the exact text."""
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -239,25 +240,29 @@ def a_hostile_store_path_is_shown_escaped_by_install_and_list(tmp):
 
 
 @case
-def a_hostile_database_copy_is_shown_escaped_by_resolve_use_and_pip_args(tmp):
+def a_hostile_database_copy_is_refused_and_shown_escaped_by_resolve_use_and_pip_args(tmp):
     """A frameworks.toml in the data root (placed by hand, or how a mirror's `db update` could
-    read) whose PyTorch index URL carries escape sequences."""
+    read) whose PyTorch index URL carries escape sequences: refused when the database is loaded
+    (exit 6: not a URL), the value shown escaped in the one error line."""
     root = tmp / "root"
     (root / "manifests").mkdir(parents=True)
     source = Path(__file__).resolve().parents[2] / "manifests" / "frameworks.toml"
-    text = source.read_text().replace('revision = "', 'revision = "9', 1)
+    text = re.sub(r'^revision = "[^"]+"', 'revision = "2999-01-01"', source.read_text(), count=1, flags=re.M)
     text = text.replace('index_url = "https://download.pytorch.org/whl/{tag}"',
                         f'index_url = "https://download.pytorch.org/whl/{{tag}}{toml_escaped(PLANTED)}"')
     (root / "manifests" / "frameworks.toml").write_text(text)
     env = clean_env(tmp / "home", CUDAENV_ROOT=root)
     resolved = cudaenv(["resolve", "--no-detect", "--cuda", "12.6", "--torch", "2.8"], env, tmp)
-    check(resolved.returncode == 0 and b"--index-url" in resolved.stdout, f"resolve: {resolved}")
+    check(resolved.returncode == 6 and b"frameworks.toml:" in resolved.stderr
+          and b"index_url" in resolved.stderr, f"resolve: {resolved}")
     assert_planted_escaped(resolved, "resolve with a hostile index URL")
     project = tmp / "project"
     project.mkdir()
     used = cudaenv(["use", "12.6", "--torch", "2.8"], env, project)
-    check(b"--index-url" in used.stdout, f"use prints the pinned framework's install line: {used}")
+    # `use` pins without the database when it cannot load one, saying why.
+    check(b"--index-url" not in used.stdout and b"is not a URL" in used.stderr, f"use: {used}")
     assert_planted_escaped(used, "use --torch with a hostile index URL")
+    (project / ".cudaenv").write_text('cuda = "12.6"\n[frameworks]\ntorch = "2.8"\n')
     assert_planted_escaped(cudaenv(["pip-args"], env, project), "pip-args with a hostile index URL")
 
 

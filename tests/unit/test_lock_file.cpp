@@ -30,12 +30,12 @@ const char* const two_targets =
 lock::LockFile sample_lock() {
   lock::LockFile lock;
   lock.generated_by = "cudaenv 1.0";
-  lock.database_revision = "2026.11.1";
+  lock.database_revision = "2026-11-01";
   lock.database_sha256 = std::string(64, 'a');
   lock.request = {{"cuda", "12.4"}, {"torch", "2.5"}};
   lock.toolkit.version = "12.4.1";
   lock.toolkit.components.push_back({"cuda_nvcc", "12.4.131",
-                                     "cuda_nvcc/linux-x86_64/nvcc \"x\".tar.xz",
+                                     "cuda_nvcc/linux-x86_64/cuda_nvcc-12.4.131-archive.tar.xz",
                                      std::string(64, 'b'), 42});
   lock.frameworks["torch"] = {
       "2.5.1+cu124",
@@ -44,8 +44,8 @@ lock::LockFile sample_lock() {
       {{"torch-2.5.1+cu124-cp312-cp312-linux_x86_64.whl", std::string(64, 'e')},
        {"torch-2.5.1+cu124-cp313-cp313-linux_x86_64.whl", ""}}};
   lock::LockedTarget target{"535.104.05", "minor-compat", {"8.0"}, "8.0", "80", "", {}};
-  target.verified.push_back({"2026-11-30T19:00:00Z", "NVIDIA A100", "8.0", "550.54.15", "12.4.1",
-                             std::string(64, 'c'), std::string(64, 'd')});
+  target.verified.push_back({"2026-11-30T19:00:00Z", "NVIDIA \"A100\"", "8.0", "550.54.15",
+                             "12.4.1", std::string(64, 'c'), std::string(64, 'd')});
   lock.targets["a100"] = target;
   return lock;
 }
@@ -98,8 +98,11 @@ TEST_CASE("a lock file reads back exactly what was written, quotes and all") {
   auto back = lock::parse_lock_file(text, "/r/.cudaenv.lock");
   REQUIRE(back.ok());
   CHECK(lock::render_lock_file(*back) == text);
-  CHECK(back->toolkit.components[0].relative_path == "cuda_nvcc/linux-x86_64/nvcc \"x\".tar.xz");
-  CHECK(back->targets.at("a100").verified.size() == 1);
+  REQUIRE(back->targets.at("a100").verified.size() == 1);
+  CHECK(back->targets.at("a100").verified[0].gpu == "NVIDIA \"A100\"");
+  CHECK(back->frameworks.at("torch").pip_args ==
+        std::vector<std::string>{"torch==2.5.1+cu124", "--index-url",
+                                 "https://download.pytorch.org/whl/cu124"});
   CHECK(lock::set_digest(*back) == lock::set_digest(lock));
 }
 
@@ -113,19 +116,91 @@ TEST_CASE("receipts and the generator do not change the locked set's digest, a c
   CHECK(lock::set_digest(lock) != digest);
 }
 
-TEST_CASE("a lock whose archive path escapes the mirror or whose digest is malformed is refused") {
+namespace {
+
+// The error reading `lock` back after `change`, which must be refused as hostile (exit 6).
+cudaenv::Error hostile(void (*change)(lock::LockFile&)) {
   auto lock = sample_lock();
-  lock.toolkit.components[0].relative_path = "../../etc/passwd";
-  auto escaping = lock::parse_lock_file(lock::render_lock_file(lock), "/r/.cudaenv.lock");
-  REQUIRE_FALSE(escaping.ok());
-  CHECK(has(escaping.error().message, "toolkit.components[0].relative_path must be a path below"));
-  lock = sample_lock();
-  lock.toolkit.components[0].sha256 = "abc";
-  auto short_digest = lock::parse_lock_file(lock::render_lock_file(lock), "/r/.cudaenv.lock");
-  REQUIRE_FALSE(short_digest.ok());
-  CHECK(has(short_digest.error().message, "/r/.cudaenv.lock:"));
-  CHECK(has(short_digest.error().message, "sha256 must be 64 lower-case hex digits"));
-  CHECK(short_digest.error().hint == "run `cudaenv lock` to write the lock again");
+  change(lock);
+  auto back = lock::parse_lock_file(lock::render_lock_file(lock), "/r/.cudaenv.lock");
+  REQUIRE_FALSE(back.ok());
+  CHECK(back.error().kind == ErrorKind::integrity);
+  CHECK(has(back.error().message, "/r/.cudaenv.lock:"));
+  CHECK(has(back.error().hint, "corrupt or hostile"));
+  return back.error();
+}
+
+}  // namespace
+
+TEST_CASE("a lock whose archive path escapes the mirror or whose digest is malformed is refused") {
+  CHECK(has(
+      hostile([](auto& l) { l.toolkit.components[0].relative_path = "../../etc/passwd"; }).message,
+      "toolkit.components[0].relative_path: \"../../etc/passwd\" is not a relative path"));
+  CHECK(has(
+      hostile([](auto& l) { l.toolkit.components[0].relative_path = "a/%2e%2e/%2e%2e/x"; }).message,
+      "relative_path"));
+  CHECK(has(hostile([](auto& l) { l.toolkit.components[0].relative_path = "/etc/passwd"; }).message,
+            "relative_path"));
+  CHECK(has(hostile([](auto& l) { l.toolkit.components[0].sha256 = "abc"; }).message,
+            "sha256: \"abc\" is not a sha256"));
+  CHECK(has(hostile([](auto& l) { l.toolkit.components[0].size = 0; }).message,
+            "toolkit.components[0].size: 0 is not the size of an archive"));
+}
+
+TEST_CASE("a lock's versions, names, revision and target settings pass their grammars") {
+  CHECK(has(hostile([](auto& l) { l.toolkit.version = "../../x"; }).message,
+            "toolkit.version: \"../../x\" is not a release version"));
+  CHECK(has(hostile([](auto& l) { l.toolkit.components[0].name = "../nvcc"; }).message,
+            "toolkit.components[0].name"));
+  CHECK(has(hostile([](auto& l) { l.toolkit.components[0].version = "1;id"; }).message,
+            "toolkit.components[0].version"));
+  CHECK(has(hostile([](auto& l) { l.database_revision = "../2026-11-01"; }).message,
+            "database.revision"));
+  CHECK(has(hostile([](auto& l) {
+              l.cudnn = lock::LockedCudnn{"9.1.0", "cuda11", {}};
+            }).message,
+            "cudnn.cuda_variant: \"cuda11\" is not the build for CUDA 12.4.1 (cuda12)"));
+  CHECK(has(
+      hostile([](auto& l) { l.targets["a100"].torch_cuda_arch_list = "8.0\"; id; \""; }).message,
+      "TORCH_CUDA_ARCH_LIST"));
+  CHECK(has(hostile([](auto& l) { l.targets["a100"].cudahostcxx = "g++ $(id)"; }).message,
+            "CUDAHOSTCXX"));
+  CHECK(has(hostile([](auto& l) { l.targets["a100"].mode = "all"; }).message, ".mode"));
+  CHECK(has(hostile([](auto& l) { l.targets["a100"].verified[0].date = "yesterday"; }).message,
+            ".verified[0].date"));
+  CHECK(has(
+      hostile([](auto& l) { l.frameworks["torch"].index_url = "https://x/\x1b]0;t\x07"; }).message,
+      "frameworks.torch.index_url"));
+}
+
+TEST_CASE("a lock's pip line is one pinned requirement and index flags, or it is refused") {
+  const char* const bad_lines[] = {
+      "pip install torch==2.5.1+cu124 --index-url https://download.pytorch.org/whl/cu124; id",
+      "pip install torch==2.5.1+cu124 --index-url https://download.pytorch.org/whl/cu124 evil",
+      "pip install torch==2.5.1+cu124 --index-url https://evil.example/whl",
+      "pip install torch==2.5.2+cu124 --index-url https://download.pytorch.org/whl/cu124",
+      "pip install evil==2.5.1+cu124 --index-url https://download.pytorch.org/whl/cu124",
+      "pip install \"$(id)\"==2.5.1+cu124",
+      "pip install --extra-index-url=http://x/ torch==2.5.1+cu124",
+      "sh -c id",
+      "pip install",
+  };
+  for (const char* line : bad_lines) {
+    CAPTURE(line);
+    auto lock = sample_lock();
+    lock.frameworks["torch"].pip = line;
+    auto back = lock::parse_lock_file(lock::render_lock_file(lock), "/r/.cudaenv.lock");
+    REQUIRE_FALSE(back.ok());
+    CHECK(back.error().kind == ErrorKind::integrity);
+    CHECK(has(back.error().message, "frameworks.torch.pip"));
+  }
+  auto jax = sample_lock();
+  jax.frameworks["jax"] = {
+      "0.5.0", "https://pypi.org/simple", "pip install -U \"jax[cuda12]==0.5.0\"", {}};
+  auto back = lock::parse_lock_file(lock::render_lock_file(jax), "/r/.cudaenv.lock");
+  REQUIRE(back.ok());
+  CHECK(back->frameworks.at("jax").pip_args ==
+        std::vector<std::string>{"-U", "jax[cuda12]==0.5.0"});
 }
 
 TEST_CASE("a lock of another lock_version is refused with the fix") {

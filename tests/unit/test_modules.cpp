@@ -73,6 +73,35 @@ TEST_CASE("paths a modulefile cannot carry safely are refused, naming the charac
   CHECK(modules::lua_string("a\"b\\c") == "\"a\\\"b\\\\c\"");
 }
 
+TEST_CASE("database values that are not what they claim never reach a modulefile") {
+  for (const auto format : {modules::Format::lua, modules::Format::tcl}) {
+    for (const char* archs :
+         {"sm_90} [exec touch /tmp/x] {", "sm_90\") os.execute(\"id\") --", "sm_90\nputs x"}) {
+      auto set = two_toolkits();
+      set.toolkits[0].archs = archs;
+      auto files = modules::modulefiles(set, format);
+      REQUIRE_FALSE(files.ok());
+      CHECK(files.error().kind == ErrorKind::integrity);
+      CHECK(files.error().message.find("GPU architecture") != std::string::npos);
+    }
+    auto set = two_toolkits();
+    set.toolkits[1].full_floor = "1} [exec id] {";
+    CHECK_FALSE(modules::modulefiles(set, format).ok());
+    set = two_toolkits();
+    set.toolkits[0].store = "store /a}b";
+    CHECK_FALSE(modules::modulefiles(set, format).ok());
+  }
+}
+
+TEST_CASE("Tcl words and Lua strings carry any value back exactly, without substitution") {
+  CHECK(modules::tcl_word("/opt/a b") == "{/opt/a b}");
+  CHECK(modules::tcl_word("a}b [exec x]") == "a\\}b\\ \\[exec\\ x\\]");
+  CHECK(modules::tcl_word("a\\b$c") == "a\\\\b\\$c");
+  CHECK(modules::tcl_word("a\nb") == "a\\u000ab");
+  CHECK(modules::tcl_word("") == "{}");
+  CHECK(modules::lua_string("a\nb\x01") == "\"a\\010b\\001\"");
+}
+
 TEST_CASE("owner records: a dead local pid or a silent other host is stale, a live one is not") {
   using Clock = std::chrono::system_clock;
   char host[256] = {};

@@ -94,6 +94,16 @@ TEST_CASE("untrusted sha256 and URLs") {
     CHECK_FALSE(is_valid(Field::url, bad));
 }
 
+TEST_CASE("untrusted Python package names are PEP 508 names with optional extras") {
+  for (const char* good : {"torch", "jax[cuda12]", "tensorflow[and-cuda]", "nvidia-cudnn-cu12", "a",
+                           "zope.interface", "pkg[a,b]"})
+    CHECK(is_valid(Field::python_package, good));
+  for (const char* bad : {"", "-e", ".x", "x-", "jax[]", "jax[cuda12", "jax[a,,b]", "jax[a]b", "a b",
+                          "a;b", "$(id)", "a/b", "../x", "x==1", "x[a]]", "-rf[x]"})
+    CHECK_FALSE(is_valid(Field::python_package, bad));
+  CHECK_FALSE(is_valid(Field::python_package, std::string(129, 'a')));
+}
+
 TEST_CASE("an untrusted value's error names where it came from, escaped") {
   const auto status = cudaenv::untrusted::check(Field::release_version, "1\x1b[2J",
                                                 "/p/.cudaenv.lock: toolkit.version");
