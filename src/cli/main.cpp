@@ -16,8 +16,9 @@ int main(int argc, char** argv) {
   ignore_broken_pipe_signal();
   stop_children_on_interrupt();  // children lead their own groups: Ctrl-C does not reach them
   install::restrict_process_umask();
-  // HOME unset: the passwd entry, which only this dynamically linked program may ask NSS for.
-  paths::set_home_lookup(paths::passwd_home);
+  // HOME unset, owners' names: the passwd database, which only this dynamically linked program
+  // may ask NSS for.
+  accounts::install(accounts::passwd_lookup());
   try {
     const auto env = Environment::from_process();
     if (auto roots = paths::check_root_variables(env); !roots) {

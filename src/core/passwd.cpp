@@ -6,18 +6,32 @@
 #include <cerrno>
 #include <vector>
 
-namespace cudaenv::paths {
+namespace cudaenv::accounts {
 
-std::string passwd_home() {
+namespace {
+
+// The passwd entry of `uid`, with a buffer grown until the entry fits (up to 1 MiB).
+template <typename Field>
+std::optional<std::string> passwd_field(uid_t uid, Field field) {
   const long suggested = ::sysconf(_SC_GETPW_R_SIZE_MAX);
   std::vector<char> buffer(suggested > 0 ? static_cast<size_t>(suggested) : 4096);
   struct passwd entry {};
   struct passwd* found = nullptr;
-  while (::getpwuid_r(::geteuid(), &entry, buffer.data(), buffer.size(), &found) == ERANGE &&
+  while (::getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) == ERANGE &&
          buffer.size() < (1U << 20))
     buffer.resize(buffer.size() * 2);
-  if (found == nullptr || found->pw_dir == nullptr) return "";
-  return found->pw_dir;
+  if (found == nullptr || found->*field == nullptr) return std::nullopt;
+  return std::string(found->*field);
 }
 
-}  // namespace cudaenv::paths
+std::string passwd_home() { return passwd_field(::geteuid(), &passwd::pw_dir).value_or(""); }
+
+std::optional<std::string> passwd_user_name(uid_t uid) {
+  return passwd_field(uid, &passwd::pw_name);
+}
+
+}  // namespace
+
+Lookup passwd_lookup() { return Lookup{passwd_home, passwd_user_name}; }
+
+}  // namespace cudaenv::accounts

@@ -1,14 +1,14 @@
 #pragma once
-// The effective user's home directory from the passwd database (getpwuid_r, through glibc's NSS:
-// files, sssd, LDAP). Only the dynamically linked full program links this: in a static program
-// NSS cannot load its modules, and on sssd or LDAP machines the lookup fails or crashes.
+// The passwd database through glibc's NSS (getpwuid_r: files, sssd, LDAP), as an
+// accounts::Lookup. Only the dynamically linked full program links this (library cudaenv_passwd):
+// in a static program NSS cannot load its modules (tests/cli/test_shipped_binaries.py checks that
+// the front program and the shim carry no NSS function).
 
-#include <string>
+#include "core/accounts.hpp"
 
-namespace cudaenv::paths {
+namespace cudaenv::accounts {
 
-// The home the passwd database gives the effective user; "" when it has none. Installed with
-// set_home_lookup (core/paths.hpp) by the full program's main.
-std::string passwd_home();
+// The lookup the full program installs at start: home and user names from the passwd database.
+Lookup passwd_lookup();
 
-}  // namespace cudaenv::paths
+}  // namespace cudaenv::accounts

@@ -1,12 +1,11 @@
 #include "core/paths.hpp"
 
+#include "core/accounts.hpp"
 #include "core/text.hpp"
 
 namespace cudaenv::paths {
 
 namespace {
-
-HomeLookup home_lookup = nullptr;
 
 bool is_absolute_value(const std::optional<std::string>& value) {
   return value && !value->empty() && value->front() == '/';
@@ -34,12 +33,10 @@ std::filesystem::path home_directory(const Environment& env) {
   // HOME unset, empty or relative (cron, `env -i`, some containers): the lookup (the passwd
   // entry), never a path relative to the current directory. With no answer either, a path that
   // does not exist, so writes fail naming it instead of landing in the current directory.
-  const std::string looked_up = home_lookup != nullptr ? home_lookup() : "";
+  const std::string looked_up = accounts::home();
   if (!looked_up.empty() && looked_up.front() == '/') return looked_up;
   return "/nonexistent";
 }
-
-void set_home_lookup(HomeLookup lookup) { home_lookup = lookup; }
 
 bool needs_home_lookup(const Environment& env) {
   if (is_absolute_value(env.get("HOME"))) return false;

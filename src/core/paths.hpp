@@ -9,15 +9,11 @@
 
 namespace cudaenv::paths {
 
-// $HOME when it is an absolute path, else what the installed home lookup answers (the full
-// program installs the passwd database's, core/passwd.hpp), else "/nonexistent": never a path
-// relative to the current directory.
+// $HOME when it is an absolute path, else the installed accounts lookup's answer (the full
+// program installs the passwd database's, core/passwd.hpp; the static programs install none and
+// hand such a run to the full program), else "/nonexistent": never a path relative to the
+// current directory.
 std::filesystem::path home_directory(const Environment& env);
-// Where home_directory turns when HOME is not an absolute path: "" when there is no answer. The
-// statically linked programs install none: glibc's NSS (getpwuid_r) cannot load its modules
-// (sssd, LDAP) into a static program, so they hand such a run to the full program instead.
-using HomeLookup = std::string (*)();
-void set_home_lookup(HomeLookup lookup);
 // Whether the data root or the config file would come from home_directory's fallback: HOME is not
 // an absolute path, and CUDAENV_ROOT / XDG_DATA_HOME or XDG_CONFIG_HOME do not settle them.
 bool needs_home_lookup(const Environment& env);

@@ -52,8 +52,9 @@ def a_relative_data_root_is_refused_inside_a_repository(tmp):
         for args in (["exec", "--", "nvcc", "--version"], ["which", "nvcc"], ["env", "--shell", "bash"],
                      ["current"], ["hook-env", "--shell", "bash"], ["list"], ["rehash"], ["verify", "12.4"],
                      ["cache", "clean"]):
-            expect_error(cudaenv(args, relative, repo), 2, f"CUDAENV_ROOT names a relative path ({value})",
-                         "set CUDAENV_ROOT to an absolute path")
+            proc = cudaenv(args, relative, repo)
+            expect_error(proc, 2, f"CUDAENV_ROOT names a relative path ({value})")
+            check("hint: set CUDAENV_ROOT to an absolute path" in proc.stderr, f"{args[0]}: the fix: {proc.stderr!r}")
         proc = subprocess.run([str(shim), "--version"], env=relative, cwd=repo, capture_output=True, text=True,
                               timeout=60)
         check(proc.returncode == 2 and "CUDAENV_ROOT names a relative path" in proc.stderr,

@@ -96,6 +96,8 @@ def the_fast_programs_never_call_nss(tmp):
 def execs(args, env, cwd, program=BINARY):
     """The programs `program ARGS` executes (strace), and its result."""
     trace = cwd / "trace"
+    if "ASAN_OPTIONS" in env or "ASAN_OPTIONS" in os.environ:  # LeakSanitizer cannot run under ptrace
+        env = dict(env, ASAN_OPTIONS=env.get("ASAN_OPTIONS", os.environ.get("ASAN_OPTIONS", "")) + ":detect_leaks=0")
     proc = subprocess.run(["strace", "-f", "-qq", "-e", "trace=execve", "-o", str(trace), str(program), *args],
                           env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
     return [line.split('"')[1] for line in trace.read_text().splitlines() if "execve(" in line and '"' in line], proc

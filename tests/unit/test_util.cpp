@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include "core/accounts.hpp"
 #include "core/ownership.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
@@ -189,10 +190,11 @@ TEST_CASE("the home lookup is asked only when HOME and the XDG variables leave i
       Environment(Variables{{"CUDAENV_ROOT", "/r"}, {"XDG_CONFIG_HOME", "/c"}})));
   CHECK_FALSE(paths::needs_home_lookup(
       Environment(Variables{{"XDG_DATA_HOME", "/d"}, {"XDG_CONFIG_HOME", "/c"}})));
-  paths::set_home_lookup([] { return std::string("/from/lookup"); });
+  accounts::install({[] { return std::string("/from/lookup"); }, nullptr});
   CHECK(paths::home_directory(Environment()) == "/from/lookup");
-  paths::set_home_lookup(nullptr);
+  accounts::install({});
   CHECK(paths::home_directory(Environment()) == "/nonexistent");
+  CHECK_FALSE(accounts::user_name(0));
 }
 
 TEST_CASE("a config file or directory others can write is refused") {
