@@ -111,10 +111,15 @@ Status check_prefix(const fs::path& prefix, const PrefixLayout& layout, const st
   for (const auto& below : layout.program_directories) {
     // Each level down to it (nvvm/, then nvvm/bin/): whoever can write one can replace the next.
     fs::path level = prefix;
+    bool present = true;
     for (const auto& part : fs::path(below)) {
       level /= part;
-      if (auto checked = check_path(level, directory); !checked) return checked;
+      struct stat status {};
+      present = ::stat(level.c_str(), &status) == 0;
+      if (!present) break;  // nothing below it to run either
+      if (auto checked = verdict(level, status, directory); !checked) return checked;
     }
+    if (!present) continue;
     if (auto checked = check_programs_in(level, program); !checked) return checked;
   }
   const Subject libraries{kind + " library directory",
