@@ -4,6 +4,7 @@
 # has changed, and only then runs `hook-env` (answered by the small cudaenv-shim program when it is
 # installed beside cudaenv, else by cudaenv itself), whose output sets the variables as quoted data.
 set -g __cudaenv_bin @CUDAENV_BIN@
+contains -- path (builtin -n); and set -g __cudaenv_has_path 1
 
 function __cudaenv_changed
     set -l i 1
@@ -32,7 +33,14 @@ function __cudaenv_hook --on-variable PWD --on-event fish_prompt
         if test -z "$dir"; or test "$dir" = /
             break
         end
-        set dir (string replace -r '/[^/]*$' '' -- $dir)
+        # A command substitution splits at newlines: `path dirname -Z` (fish 3.5+) keeps a name
+        # holding one whole; older fish stops the walk rather than loop on the pieces.
+        if set -q __cudaenv_has_path
+            set dir (path dirname -Z -- $dir | string split0)
+        else
+            set dir (string replace -r '/[^/]*$' '' -- $dir)
+        end
+        set -q dir[2]; and break
     end
     set -l key "$found|$CUDAENV_VERSION|$CUDAENV_ROOT|$XDG_DATA_HOME|$XDG_CONFIG_HOME|$HOME"
     if test "$key" != "$__cudaenv_key"; or __cudaenv_changed

@@ -4,7 +4,11 @@
 // Called as itself with `hook-env --shell SHELL` it answers the prompt hook. It links only
 // cudaenv's activation code and uses no C++ streams, so it starts about as fast as an empty
 // program.
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -36,9 +40,29 @@ int fail(const std::string& tool, const cudaenv::Error& error) {
   return static_cast<int>(error.kind);
 }
 
+// A tool's shim does not read the passwd database (a static program cannot use NSS), and it
+// cannot hand the tool's run to another program without changing what runs.
+cudaenv::Error home_unknown() {
+  return cudaenv::make_error(
+      cudaenv::ErrorKind::usage,
+      "HOME is unset or not an absolute path, so the shim cannot tell your data root and config",
+      "set HOME to your home directory (or CUDAENV_ROOT and XDG_CONFIG_HOME to absolute paths)");
+}
+
+// The full program answers what this static one must not look up (the passwd database).
+int run_full_program(char** argv) {
+  const auto full = cudaenv::paths::companion_program("cudaenv-full");
+  ::execv(full.c_str(), argv);
+  std::fprintf(stderr,
+               "cudaenv: error: cannot run %s: %s\nhint: reinstall cudaenv (scripts/setup)\n",
+               cudaenv::text::printable(full.string(), cudaenv::text::message_limit).c_str(),
+               std::strerror(errno));
+  return 1;
+}
+
 // `cudaenv-shim hook-env --shell SHELL`: what the prompt hook runs at a change, answered exactly
 // as `cudaenv hook-env` answers it, by the program that starts fastest.
-int hook_env(const char* shell_name) {
+int hook_env(const char* shell_name, char** argv) {
   using namespace cudaenv;
   const auto shell = activate::parse_shell(shell_name);
   if (!shell) {
@@ -48,6 +72,8 @@ int hook_env(const char* shell_name) {
     return static_cast<int>(ErrorKind::usage);
   }
   const auto env = Environment::from_process();
+  if (paths::needs_home_lookup(env)) return run_full_program(argv);
+  if (auto roots = paths::check_root_variables(env); !roots) return fail("hook-env", roots.error());
   // The kernel module's driver version and the GPUs the last full probe saw, for the note about
   // declared targets: no library loaded.
   const Sysroot sysroot(paths::sysroot(env));
@@ -69,6 +95,8 @@ int run_tool(const std::string& tool, int argc, char** argv) {
   using namespace cudaenv;
   const auto env = Environment::from_process();
   if (auto guard = activate::check_shim_depth(env); !guard) return fail(tool, guard.error());
+  if (paths::needs_home_lookup(env)) return fail(tool, home_unknown());
+  if (auto roots = paths::check_root_variables(env); !roots) return fail(tool, roots.error());
   auto target = activate::resolve_tool(env, paths::working_directory(env), tool);
   if (!target) return fail(tool, target.error());
   std::vector<std::string> args{target->path};
@@ -83,7 +111,7 @@ int run(int argc, char** argv) {
   if (tool != activate::shim_program_name) return run_tool(tool, argc, argv);
   if (argc == 4 && std::string_view(argv[1]) == "hook-env" &&
       std::string_view(argv[2]) == "--shell")
-    return hook_env(argv[3]);
+    return hook_env(argv[3], argv);
   if (argc == 2 && std::string_view(argv[1]) == "--version") {  // self-update asks a new bundle
     std::puts("cudaenv-shim " CUDAENV_VERSION_STRING);
     return 0;

@@ -86,6 +86,12 @@ Result<Activated> activate_here(const Environment& current, const fs::path& cwd,
   result.toolkit = project::installed_match(*selection, store, install::Receipts::skip);
   if (!result.toolkit)
     return not_installed("CUDA " + describe_selection(*selection), install_command(*selection));
+  // The one place every path that runs a store's programs goes through (env, exec, which, the
+  // hook, the shims): its programs and libraries are checked before anything points at them.
+  if (auto trusted =
+          ownership::check_prefix(result.toolkit->path, ownership::toolkit_layout(), "toolkit");
+      !trusted)
+    return trusted.error();
   ToolkitPrefix prefix{result.toolkit->path.string(), result.toolkit->version.str(), "",
                        selection->host_compiler};
   if (selection->cudnn) {
@@ -98,6 +104,10 @@ Result<Activated> activate_here(const Environment& current, const fs::path& cwd,
                                project::describe_source(*selection) + ")",
                            "cudaenv install " + result.toolkit->version.str() + " --cudnn " +
                                selection->cudnn->str());
+    if (auto trusted =
+            ownership::check_prefix(result.cudnn->path, ownership::cudnn_layout(), "cuDNN");
+        !trusted)
+      return trusted.error();
     prefix.cudnn_lib = cudnn_library_directory(result.cudnn->path);
   }
   result.environment = toolkit_environment(result.base, prefix);

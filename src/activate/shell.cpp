@@ -8,6 +8,21 @@ namespace cudaenv::activate {
 
 namespace {
 
+// Bytes that must not appear raw in the code the hook prints: controls (a newline, ESC) would
+// reach a terminal whenever the output is shown, and bytes past ASCII may be C1 controls (0x9b
+// is CSI) or invalid UTF-8. They are written as escapes the shell turns back into the same bytes.
+bool is_plain_byte(unsigned char c) { return c >= 0x20 && c < 0x7f; }
+
+bool all_plain(std::string_view value) {
+  return std::all_of(value.begin(), value.end(),
+                     [](char c) { return is_plain_byte(static_cast<unsigned char>(c)); });
+}
+
+std::string hex_escape(const char* prefix, unsigned char c) {
+  static constexpr char digits[] = "0123456789abcdef";
+  return std::string(prefix) + digits[c >> 4] + digits[c & 0xf];
+}
+
 std::string single_quoted_posix(std::string_view value) {
   std::string out;
   out.reserve(value.size() + 2);
@@ -21,14 +36,43 @@ std::string single_quoted_posix(std::string_view value) {
   return out;
 }
 
-// In fish's single quotes only \\ and \' are special.
-std::string single_quoted_fish(std::string_view value) {
-  std::string out = "'";
+// bash's and zsh's $'…': \xHH gives back any byte, \\ and \' the two special characters.
+std::string ansi_c_quoted(std::string_view value) {
+  std::string out = "$'";
   for (char c : value) {
-    if (c == '\'' || c == '\\') out += '\\';
-    out += c;
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\\' || c == '\'') {
+      out += '\\';
+      out += c;
+    } else if (is_plain_byte(byte)) {
+      out += c;
+    } else {
+      out += hex_escape("\\x", byte);
+    }
   }
   return out + "'";
+}
+
+// In fish's single quotes only \\ and \' are special; other bytes are unquoted escapes joined to
+// the quoted runs ('a'\x1b'b'): \xHH below 0x80, \XHH for a raw byte above.
+std::string single_quoted_fish(std::string_view value) {
+  std::string out;
+  bool quoted = false;
+  for (char c : value) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (is_plain_byte(byte)) {
+      if (!quoted) out += '\'';
+      quoted = true;
+      if (c == '\'' || c == '\\') out += '\\';
+      out += c;
+      continue;
+    }
+    if (quoted) out += '\'';
+    quoted = false;
+    out += hex_escape(byte < 0x80 ? "\\x" : "\\X", byte);
+  }
+  if (quoted) out += '\'';
+  return out.empty() ? "''" : out;
 }
 
 std::string set_statement(Shell shell, const std::string& name, const std::string& value) {
@@ -68,7 +112,8 @@ std::optional<Shell> parse_shell(std::string_view name) {
 }
 
 std::string quote(Shell shell, std::string_view value) {
-  return shell == Shell::fish ? single_quoted_fish(value) : single_quoted_posix(value);
+  if (shell == Shell::fish) return single_quoted_fish(value);
+  return all_plain(value) ? single_quoted_posix(value) : ansi_c_quoted(value);
 }
 
 std::string render_changes(Shell shell, const Changes& changes) {

@@ -15,7 +15,9 @@ enum class Shell { bash, zsh, fish };
 
 std::optional<Shell> parse_shell(std::string_view name);
 
-// `value` as one word the shell reads back unchanged, whatever it contains.
+// `value` as one word the shell reads back unchanged, whatever it contains. Only printable ASCII
+// appears raw: control characters and other bytes are escapes ($'\x1b' in bash and zsh, \x1b
+// in fish), so the code never carries an escape sequence to a terminal that shows it.
 std::string quote(Shell shell, std::string_view value);
 
 // export NAME='value' / unset NAME (bash, zsh); set -gx NAME 'value' / set -e NAME (fish). A name

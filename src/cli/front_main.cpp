@@ -44,6 +44,14 @@ int main(int argc, char** argv) {
   if (!cli::is_activation_command(argc, argv)) return run_full_program(argv);
   try {
     auto env = Environment::from_process();
+    // HOME unset, empty or relative: only the full program may ask the passwd database (NSS in
+    // a static program breaks on sssd and LDAP machines), so it answers this run.
+    if (paths::needs_home_lookup(env)) return run_full_program(argv);
+    if (auto roots = paths::check_root_variables(env); !roots) {
+      std::cerr << "cudaenv: error: " << roots.error().message << "\nhint: " << roots.error().hint
+                << '\n';  // printable already: check_root_variables escapes the value
+      return static_cast<int>(roots.error().kind);
+    }
     SystemProcessRunner runner;
     const Sysroot sysroot(paths::sysroot(env));
     NoDriverLibraries loader;

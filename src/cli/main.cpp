@@ -4,6 +4,7 @@
 
 #include "cli/app.hpp"
 #include "cli/terminal.hpp"
+#include "core/passwd.hpp"
 #include "core/paths.hpp"
 #include "core/process.hpp"
 #include "core/text.hpp"
@@ -16,8 +17,16 @@ int main(int argc, char** argv) {
   ignore_broken_pipe_signal();
   stop_children_on_interrupt();  // children lead their own groups: Ctrl-C does not reach them
   install::restrict_process_umask();
+  // HOME unset, owners' names: the passwd database, which only this dynamically linked program
+  // may ask NSS for.
+  accounts::install(accounts::passwd_lookup());
   try {
     const auto env = Environment::from_process();
+    if (auto roots = paths::check_root_variables(env); !roots) {
+      std::cerr << "cudaenv: error: " << roots.error().message << "\nhint: " << roots.error().hint
+                << '\n';  // printable already: check_root_variables escapes the value
+      return static_cast<int>(roots.error().kind);
+    }
     SystemProcessRunner runner;
     const Sysroot sysroot(paths::sysroot(env));
     probe::DlLibraryLoader loader(sysroot);

@@ -1,45 +1,60 @@
 #include "core/paths.hpp"
 
-#include <pwd.h>
-#include <unistd.h>
-
-#include <vector>
+#include "core/accounts.hpp"
+#include "core/text.hpp"
 
 namespace cudaenv::paths {
 
 namespace {
 
-// The home directory the passwd database gives the effective user; empty when it has none.
-std::string passwd_home() {
-  const long suggested = ::sysconf(_SC_GETPW_R_SIZE_MAX);
-  std::vector<char> buffer(suggested > 0 ? static_cast<size_t>(suggested) : 4096);
-  struct passwd entry {};
-  struct passwd* found = nullptr;
-  while (::getpwuid_r(::geteuid(), &entry, buffer.data(), buffer.size(), &found) == ERANGE &&
-         buffer.size() < (1U << 20))
-    buffer.resize(buffer.size() * 2);
-  if (found == nullptr || found->pw_dir == nullptr) return "";
-  return found->pw_dir;
+bool is_absolute_value(const std::optional<std::string>& value) {
+  return value && !value->empty() && value->front() == '/';
+}
+
+Status relative_root(const std::string& variable, const std::string& value) {
+  return make_error(ErrorKind::usage,
+                    variable + " names a relative path (" + text::printable(value) +
+                        "): the store would be whatever directory cudaenv runs in",
+                    "set " + variable + " to an absolute path, or unset it");
 }
 
 std::filesystem::path xdg_dir(const Environment& env, const char* variable,
                               const char* default_below_home) {
   // The XDG specification ignores a relative value, and so do we: it would name a directory
   // below whatever the current directory happens to be.
-  if (auto value = env.get_nonempty(variable); value && value->front() == '/') return *value;
+  if (auto value = env.get_nonempty(variable); is_absolute_value(value)) return *value;
   return home_directory(env) / default_below_home;
 }
 
 }  // namespace
 
 std::filesystem::path home_directory(const Environment& env) {
-  if (auto home = env.get_nonempty("HOME"); home && home->front() == '/') return *home;
-  // HOME unset, empty or relative (cron, `env -i`, some containers): the passwd entry, never a
-  // path relative to the current directory. With no entry either, a path that does not exist,
-  // so writes fail naming it instead of landing in the current directory.
-  auto from_passwd = passwd_home();
-  if (!from_passwd.empty() && from_passwd.front() == '/') return from_passwd;
+  if (auto home = env.get_nonempty("HOME"); is_absolute_value(home)) return *home;
+  // HOME unset, empty or relative (cron, `env -i`, some containers): the lookup (the passwd
+  // entry), never a path relative to the current directory. With no answer either, a path that
+  // does not exist, so writes fail naming it instead of landing in the current directory.
+  const std::string looked_up = accounts::home();
+  if (!looked_up.empty() && looked_up.front() == '/') return looked_up;
   return "/nonexistent";
+}
+
+bool needs_home_lookup(const Environment& env) {
+  if (is_absolute_value(env.get("HOME"))) return false;
+  const bool root_settled =
+      env.get_nonempty("CUDAENV_ROOT") || is_absolute_value(env.get("XDG_DATA_HOME"));
+  return !root_settled || !is_absolute_value(env.get("XDG_CONFIG_HOME"));
+}
+
+Status check_root_variables(const Environment& env) {
+  if (auto root = env.get_nonempty("CUDAENV_ROOT"); root && !is_absolute_value(root))
+    return relative_root("CUDAENV_ROOT", *root);
+  if (auto listed = env.get_nonempty("CUDAENV_SYSTEM_ROOTS")) {
+    for (const auto& entry : text::split(*listed, ':')) {
+      if (!entry.empty() && entry.front() != '/')
+        return relative_root("CUDAENV_SYSTEM_ROOTS", entry);
+    }
+  }
+  return Ok{};
 }
 
 std::filesystem::path data_root(const Environment& env) {

@@ -1,7 +1,6 @@
 #include "install/writable.hpp"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include <array>
@@ -11,6 +10,8 @@
 #include <system_error>
 
 #include <sys/stat.h>
+
+#include "core/accounts.hpp"
 
 namespace cudaenv::install {
 
@@ -29,13 +30,9 @@ fs::path what_is_in_the_way(const fs::path& path) {
   return current;
 }
 
+// The passwd name where the program installed a lookup (never in the static ones: no NSS).
 std::string user_name(uid_t uid) {
-  std::array<char, 4096> buffer{};
-  struct passwd entry {};
-  struct passwd* found = nullptr;
-  if (::getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr)
-    return found->pw_name;
-  return "uid " + std::to_string(uid);
+  return accounts::user_name(uid).value_or("uid " + std::to_string(uid));
 }
 
 std::string octal_mode(mode_t mode) {

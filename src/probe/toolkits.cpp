@@ -173,6 +173,16 @@ std::optional<ToolkitVersion> distro_package_version(const std::string& prefix,
   return ToolkitVersion{release, nvcc, std::nullopt, "dpkg", false};
 }
 
+// Stands in for the runner where a program must not run: every start fails.
+class RefusingRunner final : public ProcessRunner {
+ public:
+  Result<ProcessResult> run(const Command& command) override {
+    return make_error(ErrorKind::failure,
+                      (command.argv.empty() ? std::string("a program") : command.argv.front()) +
+                          " is not run: others can change it");
+  }
+};
+
 std::optional<ToolkitFacts> inspect(const Sysroot& sysroot, ProcessRunner& runner,
                                     const Candidate& candidate, const DpkgPackages& packages) {
   const auto real = sysroot.canonical(candidate.path);
@@ -302,8 +312,14 @@ std::vector<ToolkitFacts> probe_toolkits(const ToolkitSearch& search) {
     const bool trusted = ownership::check_data_root(root).ok();
     for (const auto& name : trusted ? host.list_directory(store) : std::vector<std::string>{}) {
       if (text::starts_with(name, ".")) continue;  // staging and lock files
-      if (auto facts =
-              inspect(host, search.runner, {store + "/" + name, ToolkitOrigin::cudaenv}, {})) {
+      // A toolkit whose programs others can change is still reported from its files, but its
+      // nvcc is never asked: activation and verify refuse it with the reason.
+      const auto prefix = store + "/" + name;
+      const bool runnable =
+          ownership::check_prefix(prefix, ownership::toolkit_layout(), "toolkit").ok();
+      RefusingRunner refusing;
+      ProcessRunner& runner = runnable ? search.runner : refusing;
+      if (auto facts = inspect(host, runner, {prefix, ToolkitOrigin::cudaenv}, {})) {
         add_or_merge(toolkits, std::move(*facts));
       }
     }

@@ -1,6 +1,5 @@
 #include "project/file_access.hpp"
 
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,6 +7,8 @@
 #include <cstring>
 
 #include <sys/stat.h>
+
+#include "core/accounts.hpp"
 
 namespace cudaenv::project {
 
@@ -17,9 +18,9 @@ namespace {
 
 // "alice (uid 1000)", or "uid 1000" when the passwd database does not know it.
 std::string user_named(uid_t uid) {
-  const auto* entry = ::getpwuid(uid);
+  const auto name = accounts::user_name(uid);  // the passwd database, in the full program only
   const auto number = "uid " + std::to_string(uid);
-  return entry != nullptr ? std::string(entry->pw_name) + " (" + number + ")" : number;
+  return name ? *name + " (" + number + ")" : number;
 }
 
 // The directory a new file would be written into, or the nearest parent that exists.

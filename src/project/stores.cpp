@@ -4,6 +4,7 @@
 
 #include "core/ownership.hpp"
 #include "core/paths.hpp"
+#include "core/text.hpp"
 #include "project/config.hpp"
 
 namespace cudaenv::project {
@@ -18,14 +19,11 @@ fs::path system_config_file(const Environment& env) {
 
 Result<std::vector<fs::path>> system_roots(const Environment& env) {
   std::vector<std::string> named;
+  std::string source = "CUDAENV_SYSTEM_ROOTS";
   if (auto listed = env.get_nonempty("CUDAENV_SYSTEM_ROOTS")) {
-    std::size_t start = 0;
-    while (start <= listed->size()) {
-      const auto end = std::min(listed->find(':', start), listed->size());
-      named.push_back(listed->substr(start, end - start));
-      start = end + 1;
-    }
+    named = text::split(*listed, ':');
   } else {
+    source = "system_roots in " + system_config_file(env).string();
     auto config = load_config(system_config_file(env));
     if (!config) return config.error();
     named = config->system_roots;
@@ -34,7 +32,14 @@ Result<std::vector<fs::path>> system_roots(const Environment& env) {
   const auto own = fs::weakly_canonical(paths::data_root(env), ec);
   std::vector<fs::path> roots;
   for (const auto& entry : named) {
-    if (entry.empty() || entry.front() != '/') continue;
+    if (entry.empty()) continue;
+    // A relative store would be whatever directory cudaenv runs in: refused, never skipped
+    // silently, so the commands that report say why the system stores are missing.
+    if (entry.front() != '/')
+      return make_error(ErrorKind::usage,
+                        source + " names a relative path (" + text::printable(entry) +
+                            "): the store would be whatever directory cudaenv runs in",
+                        "name each system store by its absolute path");
     if (fs::weakly_canonical(entry, ec) == own) continue;
     roots.emplace_back(entry);
   }

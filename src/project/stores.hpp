@@ -14,8 +14,9 @@ namespace cudaenv::project {
 
 std::filesystem::path system_config_file(const Environment& env);
 
-// The system stores, in order. Empty and relative entries of CUDAENV_SYSTEM_ROOTS are skipped,
-// and so is the user's own root. A malformed system config is an error naming its file and line.
+// The system stores, in order. Empty entries are skipped, and so is the user's own root. A
+// relative entry (of CUDAENV_SYSTEM_ROOTS or the system config) is an error, ErrorKind::usage, and
+// so is a malformed system config, naming its file and line.
 Result<std::vector<std::filesystem::path>> system_roots(const Environment& env);
 
 // The user's store with the system stores behind it. A system store that another user could

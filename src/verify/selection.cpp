@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "core/ownership.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "project/selection.hpp"
@@ -50,6 +51,13 @@ Result<SelectedToolkit> by_spec(const VersionSpec& spec, const std::string& sele
                                 const Sysroot& sysroot, const manifest::Database* db) {
   for (const bool in_store : {true, false}) {
     if (const auto* toolkit = highest_match(toolkits, spec, in_store)) {
+      // verify runs the store's nvcc and the program it builds: the same check as activation.
+      if (in_store) {
+        if (auto trusted =
+                ownership::check_prefix(toolkit->path, ownership::toolkit_layout(), "toolkit");
+            !trusted)
+          return trusted.error();
+      }
       return selected(*toolkit, sysroot, selected_by, reason);
     }
   }

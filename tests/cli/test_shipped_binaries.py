@@ -62,4 +62,75 @@ def a_command_run_through_exec_gets_sigpipe_at_its_default(tmp):
         check(not ignored & (1 << 12), f"SIGPIPE (13) is not ignored in the command: {proc.stdout!r}")
 
 
+# glibc's NSS: in a static program it cannot load its modules (sssd, LDAP) and fails or crashes.
+NSS_FUNCTIONS = ["getpwuid_r", "getpwuid", "getpwnam_r", "getpwnam", "getgrgid_r", "getgrnam_r", "getpwent",
+                 "getaddrinfo", "gethostbyname"]
+
+
+def linked_symbols(program):
+    """Every symbol the program defines or imports (nm, then nm -D for a dynamic one)."""
+    names = set()
+    for flags in ([], ["-D"]):
+        proc = subprocess.run(["nm", *flags, str(program)], capture_output=True, text=True)
+        names.update(line.split()[-1].split("@")[0] for line in proc.stdout.splitlines() if line.split())
+    return names
+
+
+@case
+def the_fast_programs_never_call_nss(tmp):
+    if not shutil.which("nm"):
+        print("skip: no nm")
+        return
+    for program in shipped_programs():
+        symbols = linked_symbols(program)
+        check(len(symbols) > 100, f"{program.name} has a symbol table to read ({len(symbols)} names)")
+        found = sorted(set(NSS_FUNCTIONS) & symbols)
+        check(found == [], f"{program.name} links NSS functions: {found}")
+        check(b"nsswitch.conf" not in program.read_bytes(), f"{program.name} carries glibc's NSS code")
+    full = Path(BINARY).parent / "cudaenv-full"
+    if not full.exists():
+        full = Path(BINARY).parent.parent / "libexec" / "cudaenv" / "cudaenv-full"
+    check("getpwuid_r" in linked_symbols(full), "the full program is the one that asks the passwd database")
+
+
+def execs(args, env, cwd, program=BINARY):
+    """The programs `program ARGS` executes (strace), and its result."""
+    trace = cwd / "trace"
+    if "ASAN_OPTIONS" in env or "ASAN_OPTIONS" in os.environ:  # LeakSanitizer cannot run under ptrace
+        env = dict(env, ASAN_OPTIONS=env.get("ASAN_OPTIONS", os.environ.get("ASAN_OPTIONS", "")) + ":detect_leaks=0")
+    proc = subprocess.run(["strace", "-f", "-qq", "-e", "trace=execve", "-o", str(trace), str(program), *args],
+                          env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
+    return [line.split('"')[1] for line in trace.read_text().splitlines() if "execve(" in line and '"' in line], proc
+
+
+@case
+def without_home_the_front_program_hands_over_to_the_full_one(tmp):
+    if not shutil.which("strace"):
+        print("skip: no strace")
+        return
+    with_home = clean_env(tmp, CUDAENV_ROOT=tmp / "data")
+    without = {k: v for k, v in with_home.items() if k not in ("HOME", "CUDAENV_ROOT")}
+    for args in (["current"], ["which", "nvcc"], ["hook-env", "--shell", "bash"], ["env", "--shell", "fish"]):
+        programs, proc = execs(args, with_home, tmp)
+        check(not any(p.endswith("cudaenv-full") for p in programs), f"{args[0]} with HOME runs itself: {programs}")
+        for variant, env in (("unset", without), ("empty", dict(without, HOME="")), ("relative", dict(without, HOME="h"))):
+            programs, proc = execs(args, env, tmp)
+            check(any(p.endswith("cudaenv-full") for p in programs),
+                  f"{args[0]} with HOME {variant} hands over to cudaenv-full: {programs}")
+            check("internal error" not in proc.stderr and proc.returncode in (0, 3),
+                  f"{args[0]} with HOME {variant} answers: {proc.returncode} {proc.stderr!r}")
+    # The shim's hook-env hands over too; a tool's shim says what to set.
+    shim = Path(BINARY).parent / "cudaenv-shim"
+    if not shim.exists():
+        shim = Path(BINARY).parent.parent / "libexec" / "cudaenv" / "cudaenv-shim"
+    programs, proc = execs(["hook-env", "--shell", "zsh"], without, tmp, program=shim)
+    check(proc.returncode == 0 and any(p.endswith("cudaenv-full") for p in programs),
+          f"the shim's hook-env hands over: {programs} {proc.stderr!r}")
+    link = tmp / "nvcc"
+    link.symlink_to(shim)
+    proc = subprocess.run([str(link), "--version"], env=without, cwd=tmp, capture_output=True, text=True, timeout=60)
+    check(proc.returncode == 2 and "HOME is unset or not an absolute path" in proc.stderr and
+          proc.stderr.count("\n") == 2, f"a tool's shim says what to set: {proc.returncode} {proc.stderr!r}")
+
+
 finish()

@@ -176,6 +176,16 @@ TEST_CASE("every value is one quoted word in each shell") {
         "__cudaenv_watch=('/p/.cudaenv' '/s/1' '/c' '');\n");
 }
 
+TEST_CASE("control characters and other bytes past ASCII are escapes, never raw, in each shell") {
+  const std::string name = "p\x1b]0;x\x07\n$(y)'\\\xc3\xa9";
+  CHECK(quote(Shell::bash, name) == R"($'p\x1b]0;x\x07\x0a$(y)\'\\\xc3\xa9')");
+  CHECK(quote(Shell::zsh, name) == quote(Shell::bash, name));
+  CHECK(quote(Shell::fish, name) == R"('p'\x1b']0;x'\x07\x0a'$(y)\'\\'\Xc3\Xa9)");
+  CHECK(quote(Shell::fish, "") == "''");
+  CHECK(quote(Shell::bash, "") == "''");
+  CHECK(quote(Shell::fish, "\n") == "\\x0a");
+}
+
 TEST_CASE("the hook scripts are compiled in and call the binary they were given") {
   for (auto shell : {Shell::bash, Shell::zsh, Shell::fish}) {
     const auto script = hook_script(shell, "/opt/it's/cudaenv");

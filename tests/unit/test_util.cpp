@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include "core/accounts.hpp"
 #include "core/ownership.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
@@ -124,6 +125,76 @@ TEST_CASE("a data root others can write is refused, one of ours, or sticky and o
   CHECK(text::contains(ownership::check_data_root(root).error().message,
                        "data root directory " + (root / "toolkits").string() +
                            " is writable by its group (mode 0775)"));
+}
+
+TEST_CASE("a toolkit prefix, its bin/ and each program in it must be writable by nobody else") {
+  test::TempDir dir;
+  const auto prefix = dir.path() / "12.4.1";
+  test::write_file(prefix / "bin" / "nvcc", "#!/bin/sh\n");
+  test::write_file(prefix / "nvvm" / "bin" / "cicc", "#!/bin/sh\n");
+  fs::create_directories(prefix / "lib64");
+  for (const auto& path :
+       {prefix, prefix / "bin", prefix / "nvvm", prefix / "nvvm" / "bin", prefix / "lib64",
+        prefix / "bin" / "nvcc", prefix / "nvvm" / "bin" / "cicc"})
+    fs::permissions(path, fs::perms(0755));
+  const auto& layout = ownership::toolkit_layout();
+  CHECK(ownership::check_prefix(prefix, layout, "toolkit").ok());
+  CHECK(ownership::check_prefix(dir.path() / "missing", layout, "toolkit").ok());
+  const std::pair<fs::path, std::string> levels[] = {
+      {prefix, "toolkit directory"},
+      {prefix / "bin", "toolkit directory"},
+      {prefix / "bin" / "nvcc", "toolkit program"},
+      {prefix / "nvvm" / "bin" / "cicc", "toolkit program"},
+      {prefix / "lib64", "toolkit library directory"}};
+  for (const auto& [path, what] : levels) {
+    fs::permissions(path, fs::perms(0775));
+    const auto refused = ownership::check_prefix(prefix, layout, "toolkit");
+    REQUIRE_FALSE(refused.ok());
+    CHECK(text::starts_with(refused.error().message,
+                            what + " " + path.string() + " is writable by its group (mode 0775)"));
+    CHECK(text::contains(refused.error().hint, "chmod go-w " + path.string()));
+    fs::permissions(path, fs::perms(0755));
+  }
+  // A link in bin/ is judged by the file it leads to.
+  test::write_file(dir.path() / "elsewhere", "#!/bin/sh\n");
+  fs::permissions(dir.path() / "elsewhere", fs::perms(0777));
+  fs::create_symlink(dir.path() / "elsewhere", prefix / "bin" / "ptxas");
+  CHECK(text::contains(ownership::check_prefix(prefix, layout, "toolkit").error().message,
+                       "toolkit program " + (prefix / "bin" / "ptxas").string()));
+}
+
+TEST_CASE("a relative root is refused, in CUDAENV_ROOT, CUDAENV_SYSTEM_ROOTS and the check") {
+  using Variables = std::map<std::string, std::string>;
+  CHECK(paths::check_root_variables(Environment(Variables{{"CUDAENV_ROOT", "/a"}})).ok());
+  CHECK(
+      paths::check_root_variables(Environment(Variables{{"CUDAENV_SYSTEM_ROOTS", "/a::/b"}})).ok());
+  const auto root = paths::check_root_variables(Environment(Variables{{"CUDAENV_ROOT", "store"}}));
+  REQUIRE_FALSE(root.ok());
+  CHECK(root.error().kind == ErrorKind::usage);
+  CHECK(text::starts_with(root.error().message, "CUDAENV_ROOT names a relative path (store)"));
+  const auto system =
+      paths::check_root_variables(Environment(Variables{{"CUDAENV_SYSTEM_ROOTS", "/a:./s\x1b"}}));
+  REQUIRE_FALSE(system.ok());
+  CHECK(text::starts_with(system.error().message,
+                          "CUDAENV_SYSTEM_ROOTS names a relative path (./s\\x1b)"));
+  CHECK_FALSE(ownership::check_data_root("store").ok());
+}
+
+TEST_CASE("the home lookup is asked only when HOME and the XDG variables leave it open") {
+  using Variables = std::map<std::string, std::string>;
+  CHECK_FALSE(paths::needs_home_lookup(Environment(Variables{{"HOME", "/h"}})));
+  CHECK(paths::needs_home_lookup(Environment()));
+  CHECK(paths::needs_home_lookup(Environment(Variables{{"HOME", "rel"}})));
+  CHECK(paths::needs_home_lookup(Environment(Variables{{"CUDAENV_ROOT", "/r"}})));
+  CHECK_FALSE(paths::needs_home_lookup(
+      Environment(Variables{{"CUDAENV_ROOT", "/r"}, {"XDG_CONFIG_HOME", "/c"}})));
+  CHECK_FALSE(paths::needs_home_lookup(
+      Environment(Variables{{"XDG_DATA_HOME", "/d"}, {"XDG_CONFIG_HOME", "/c"}})));
+  accounts::install({[] { return std::string("/from/lookup"); }, nullptr});
+  CHECK(paths::home_directory(Environment()) == "/from/lookup");
+  accounts::install({});
+  CHECK(paths::home_directory(Environment()) == "/nonexistent");
+  CHECK_FALSE(accounts::user_name(0));
 }
 
 TEST_CASE("a config file or directory others can write is refused") {
