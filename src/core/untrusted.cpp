@@ -118,6 +118,8 @@ bool is_byte_size(std::string_view value) {
   std::uint64_t bytes = 0;
   for (const char c : value) bytes = bytes * 10 + static_cast<std::uint64_t>(c - '0');
   return bytes <= max_download_size;
+}
+
 // A PEP 508 name: letters and digits, with . _ - only between them (so never an option, never a
 // path step), which PEP 503 normalises to the project's index name.
 bool is_python_name(std::string_view value) {

@@ -98,7 +98,18 @@ BinaryFacts gather_binary_facts(const Sysroot& sysroot, ProcessRunner& runner,
         roots.push_back(it->path());
     }
   }
-  facts.framework_binaries = scan::scan_paths(roots).binaries;
+  auto walk = scan::scan_paths(roots);
+  if (walk.failure) {
+    facts.scanned = false;
+    facts.not_read = walk.failure->message;
+    return facts;
+  }
+  facts.framework_binaries = std::move(walk.binaries);
+  facts.scan_warnings = std::move(walk.warnings);
+  for (const auto& place : walk.unreadable) facts.scan_warnings.push_back("not read: " + place);
+  if (walk.unreadable_files > 0)
+    facts.scan_warnings.push_back(std::to_string(walk.unreadable_files) +
+                                  " libraries could not be opened");
   facts.cudnn_copies = scan::find_copies("libcudnn.so.9", cudnn_directories(facts, sysroot, env));
   auto ptxas_variable = env.get("TRITON_PTXAS_PATH");
   if (ptxas_variable && !ptxas_variable->empty())

@@ -23,6 +23,9 @@ struct BinaryFacts {
       framework_binaries;                       // torch, jaxlib and its plugins, cupy, tensorflow
   std::vector<scan::LibraryCopy> cudnn_copies;  // libcudnn.so.9 reachable from that Python
   std::optional<scan::TritonPtxas> triton;
+  // The walk's limits reached and what it could not read: a verdict over part of the packages
+  // says so rather than passing quietly.
+  std::vector<std::string> scan_warnings;
 };
 
 // Reads them for `python` (a path as found on PATH). Under a sysroot (a fixture machine) its

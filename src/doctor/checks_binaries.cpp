@@ -17,7 +17,11 @@ constexpr size_t max_listed = 5;
 
 // nullopt when the binaries could not be read: the finding is then concluded as skipped.
 bool binaries_read(const CheckInput& in, Finding& f) {
-  if (in.facts.binaries.scanned) return true;
+  if (in.facts.binaries.scanned) {
+    for (const auto& warning : in.facts.binaries.scan_warnings)
+      f.evidence.push_back("partial scan: " + text::printable(warning, text::message_limit));
+    return true;
+  }
   conclude(f, CheckStatus::skip,
            "the active Python's packages were not read: " + in.facts.binaries.not_read);
   return false;

@@ -15,7 +15,6 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::size_t max_name_length = 128;
 constexpr const char* hostile_hint =
     "the mirror's manifest is corrupt or hostile; use another mirror";
 
@@ -41,32 +40,10 @@ Error mirror_error(const std::string& where, const std::string& problem) {
   return make_error(ErrorKind::integrity, where + ": " + problem, hostile_hint);
 }
 
-bool is_sha256(const std::string& text) {
-  return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
-}
-
-// Component keys and versions end up in file names, receipts and messages: letters, digits and
-// ". _ + -" only, never "." or "..", and short.
-bool is_safe_name(const std::string& name) {
-  if (name.empty() || name.size() > max_name_length || name == "." || name == "..") return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-' ||
-           c == '+';
-  });
-}
-
-// A relative path must stay below the mirror's product directory: no absolute path, no "..",
-// no empty component, no backslash tricks, no control characters.
-bool is_safe_relative_path(const std::string& path) {
-  if (path.empty() || path.front() == '/' || text::contains(path, "\\")) return false;
-  if (std::any_of(path.begin(), path.end(),
-                  [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
-    return false;
-  const auto parts = text::split(path, '/');
-  return std::none_of(parts.begin(), parts.end(),
-                      [](const std::string& p) { return p.empty() || p == "." || p == ".."; });
+// Names, versions, platform keys, relative paths and hashes keep to the one validator's grammars
+// (core/untrusted.hpp): so a path never holds "..", "%2e%2e" or "/", whichever command reads it.
+bool is_name(const std::string& value) {
+  return untrusted::is_valid(untrusted::Field::component_name, value);
 }
 
 // A string field: nullopt and an error when it is missing (if required) or not a string.
@@ -100,9 +77,10 @@ Result<RedistFile> read_file_entry(const json& entry, const std::string& where) 
   auto& hash = **sha256;
   std::transform(hash.begin(), hash.end(), hash.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (!is_safe_relative_path(**path))
+  if (!untrusted::is_valid(untrusted::Field::relative_path, **path))
     return mirror_error(where, "unsafe relative_path \"" + shown(**path) + "\"");
-  if (!is_sha256(hash)) return mirror_error(where, "malformed sha256 \"" + shown(hash) + "\"");
+  if (!untrusted::is_valid(untrusted::Field::sha256, hash))
+    return mirror_error(where, "malformed sha256 \"" + shown(hash) + "\"");
   auto bytes = size_field(entry, where);
   if (!bytes) return bytes.error();
   return RedistFile{**path, hash, *bytes};
@@ -115,7 +93,7 @@ bool looks_like_file(const json& value) {
 // A platform value is a file entry, or (cuDNN) an object of "cudaNN" variants, or both.
 Status read_platform(const std::string& platform, const json& value, const std::string& where,
                      RedistComponent& component) {
-  if (!is_safe_name(platform))
+  if (!is_name(platform))
     return mirror_error(where, "unsafe platform name \"" + shown(platform) + "\"");
   if (looks_like_file(value)) {
     auto file = read_file_entry(value, where + "." + platform);
@@ -124,7 +102,7 @@ Status read_platform(const std::string& platform, const json& value, const std::
   }
   for (const auto& [variant, entry] : value.items()) {
     if (!looks_like_file(entry)) continue;
-    if (!is_safe_name(variant))
+    if (!is_name(variant))
       return mirror_error(where + "." + platform, "unsafe variant name \"" + shown(variant) + "\"");
     auto file = read_file_entry(entry, where + "." + platform + "." + variant);
     if (!file) return file.error();
@@ -144,7 +122,7 @@ Status read_labels(const json& value, const std::string& where, RedistComponent&
   component.name = name->value_or("");
   component.license = license->value_or("");
   if (*version) {
-    if (!is_safe_name(**version))
+    if (!untrusted::is_valid(untrusted::Field::component_version, **version))
       return mirror_error(where, "version \"" + shown(**version) + "\" is not a version");
     component.version = Version::parse(**version);  // nullopt for ones beyond our range
   }
@@ -153,8 +131,7 @@ Status read_labels(const json& value, const std::string& where, RedistComponent&
 
 Result<RedistComponent> read_component(const std::string& key, const json& value,
                                        const std::string& origin) {
-  if (!is_safe_name(key))
-    return mirror_error(origin, "unsafe component name \"" + shown(key) + "\"");
+  if (!is_name(key)) return mirror_error(origin, "unsafe component name \"" + shown(key) + "\"");
   RedistComponent component;
   component.key = key;
   const auto where = origin + ": " + key;

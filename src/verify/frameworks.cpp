@@ -202,7 +202,10 @@ std::vector<std::string> scan_torch_libraries(const Result<std::vector<std::stri
     std::error_code error;
     if (!std::filesystem::is_directory(lib, error)) continue;
     const auto walk = scan::scan_paths({lib});
+    if (walk.failure) return {"not scanned: " + walk.failure->message};
     std::vector<std::string> lines;
+    for (const auto& warning : walk.warnings)
+      lines.push_back("partial scan: " + text::printable(warning, text::message_limit));
     for (const auto& gpu : gpus)
       lines.push_back(library_verdicts(walk, gpu.major() * 10 + gpu.minor()));
     if (gpus.empty())

@@ -10,6 +10,7 @@ import os
 import stat
 import tarfile
 import time
+from pathlib import Path
 
 from harness import check, expect_error, finish, mirror_server, run
 from install_helpers import (ARCHIVE_PATH, NVCC, PATIENCE, TOP, case, check_nothing_of, check_toolkit_runs, env_for,
@@ -160,6 +161,25 @@ def a_version_json_link_pointing_outside_is_refused(tmp):
                      f"{TOP}/version.json", "link points outside the install directory")
     check((tmp / "outside.json").read_text() == "outside\n", "the file outside is untouched")
     check_nothing_of(tmp, "12.4.1")
+
+
+@case
+def a_manifest_path_with_percent_encoded_dots_is_refused_before_any_download(tmp):
+    """A plain install reads the same path grammar as sync: "%2e%2e" would decode, on the mirror's
+    server, to a step out of the redist tree (any file of the mirror host)."""
+    manifest = release_with(tmp, [])
+    (tmp / "mirror" / "secret.txt").write_text("not an archive\n")
+    for path in ("cuda_nvcc/%2e%2e/%2e%2e/secret.txt", "cuda_nvcc/%2E%2E/x.tar.xz", "/etc/passwd"):
+        manifest["cuda_nvcc"][PLATFORM]["relative_path"] = path
+        (tmp / "mirror" / "cuda" / "redist" / "redistrib_12.4.1.json").write_text(json.dumps(manifest))
+        with mirror_server(tmp / "mirror") as (url, faults):
+            expect_error(run(["install", "12.4.1", "--mirror", url], env_for(tmp)), 6,
+                         "cuda_nvcc", "relative_path")
+            log = Path(str(faults) + ".log")
+            asked = log.read_text() if log.exists() else ""
+            check("secret" not in asked and "%2" not in asked.lower() and "passwd" not in asked,
+                  f"nothing outside the redist tree is asked for ({path}): {asked!r}")
+        check_nothing_of(tmp, "12.4.1")
 
 
 finish()
