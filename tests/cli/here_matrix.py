@@ -7,7 +7,7 @@ import json
 import os
 import re
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness import BINARY
@@ -25,7 +25,6 @@ class Answer:
     cudnn: str = UNREPORTED        # a cuDNN prefix, NONE, or UNREPORTED (the command never says)
     reason: str = UNREPORTED       # the source it names, normalised by Situation.reason_of
     detail: str = ""               # the raw fields, for the table
-    fields: list = field(default_factory=list)
 
 
 @dataclass

@@ -7,7 +7,6 @@ project's activation). A failure prints the whole situation × command table, wi
 from each command."""
 
 import atexit
-import os
 import shutil
 import subprocess
 import tempfile
