@@ -1,39 +1,17 @@
 #include "activate/here.hpp"
 
+#include <unistd.h>
+
 #include "activate/activation.hpp"
 #include "activate/host_compiler.hpp"
 #include "activate/toolkit_env.hpp"
-#include "core/ownership.hpp"
-#include "core/paths.hpp"
 #include "core/text.hpp"
-#include "project/stores.hpp"
 
 namespace cudaenv::activate {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-Error not_installed(const std::string& what, const std::string& install_command) {
-  return make_error(ErrorKind::not_found, what + " is not installed", "run: " + install_command);
-}
-
-// nvcc's own version pinned (12.4.131; releases of CUDA 11 and later have small patch levels).
-// This path loads no database to name its release, so the hint is the no-SPEC install, which
-// installs the project's pin as the release that ships that nvcc.
-bool names_nvcc_version(const VersionSpec& spec) {
-  if (!spec.is_exact_beyond(2)) return false;
-  const auto version = Version::parse(spec.str());
-  return version && version->major() >= 11 && version->patch() >= 10;
-}
-
-std::string install_command(const project::Selection& selection) {
-  if (selection.source == project::SelectionSource::project_file &&
-      names_nvcc_version(*selection.cuda))
-    return "cudaenv install (in " + selection.file.parent_path().string() +
-           "; it installs the release that ships nvcc " + selection.cuda->str() + ")";
-  return "cudaenv install " + selection.cuda->str();
-}
 
 // NVIDIA's cuDNN archives ship lib/; some repackagings use lib64/.
 std::string cudnn_library_directory(const fs::path& prefix) {
@@ -44,23 +22,13 @@ std::string cudnn_library_directory(const fs::path& prefix) {
   return (prefix / "lib").string();
 }
 
-Result<project::Selection> selection_for(const Environment& env, const fs::path& cwd,
-                                         const std::optional<VersionSpec>& forced_cuda) {
-  if (forced_cuda) {
-    project::Selection selection;
-    selection.cuda = *forced_cuda;
-    selection.source = project::SelectionSource::command_line;
-    return selection;
-  }
-  return project::select(env, cwd);
+// CUDAENV_DEBUG=1: the host compiler's rule, after find_here's trace, on stderr.
+void debug_line(const std::string& line) {
+  const auto text = "cudaenv: debug: " + text::printable(line, text::message_limit) + "\n";
+  (void)!::write(STDERR_FILENO, text.data(), text.size());
 }
 
 }  // namespace
-
-std::string describe_selection(const project::Selection& selection) {
-  const auto spec = selection.cuda ? selection.cuda->str() : std::string("system");
-  return spec + " (from " + project::describe_source(selection) + ")";
-}
 
 std::string warning_lines(const project::Selection& selection) {
   std::string lines;
@@ -73,50 +41,55 @@ Result<Activated> activate_here(const Environment& current, const fs::path& cwd,
                                 const std::optional<VersionSpec>& forced_cuda) {
   Activated result;
   result.base = without_activation(current);
-  auto selection = selection_for(result.base, cwd, forced_cuda);
-  if (!selection) return selection.error();
-  result.selection = *selection;
-  if (!selection->cuda) {
+  auto here = here::find_here(result.base, cwd, forced_cuda);
+  if (!here) return here.error();
+  const bool debug = here::debug_enabled(current);
+  result.selection = here->selection;
+  if (here->missing) return *here->missing;
+  if (!here->toolkit) {
     result.environment = result.base;
+    result.here = std::move(*here);
     return result;
   }
-
-  const install::Store store = project::store_for(result.base);
-  if (auto trusted = ownership::check_data_root(store.root); !trusted) return trusted.error();
-  result.toolkit = project::installed_match(*selection, store, install::Receipts::skip);
-  if (!result.toolkit)
-    return not_installed("CUDA " + describe_selection(*selection), install_command(*selection));
-  // The one place every path that runs a store's programs goes through (env, exec, which, the
-  // hook, the shims): its programs and libraries are checked before anything points at them.
-  if (auto trusted =
-          ownership::check_prefix(result.toolkit->path, ownership::toolkit_layout(), "toolkit");
-      !trusted)
-    return trusted.error();
+  result.toolkit = here->toolkit->installed;
+  result.cudnn = here->cudnn;
   ToolkitPrefix prefix{result.toolkit->path.string(), result.toolkit->version.str(), "",
-                       selection->host_compiler};
-  if (selection->cudnn) {
-    const int major = result.toolkit->version.major();
-    result.cudnn =
-        project::installed_cudnn_match(*selection->cudnn, major, store, install::Receipts::skip);
-    if (!result.cudnn)
-      return not_installed("cuDNN " + selection->cudnn->str() + " for CUDA " +
-                               std::to_string(major) + " (from " +
-                               project::describe_source(*selection) + ")",
-                           "cudaenv install " + result.toolkit->version.str() + " --cudnn " +
-                               selection->cudnn->str());
-    if (auto trusted =
-            ownership::check_prefix(result.cudnn->path, ownership::cudnn_layout(), "cuDNN");
-        !trusted)
-      return trusted.error();
-    prefix.cudnn_lib = cudnn_library_directory(result.cudnn->path);
-  }
+                       result.selection.host_compiler};
+  if (result.cudnn) prefix.cudnn_lib = cudnn_library_directory(result.cudnn->path);
   result.environment = toolkit_environment(result.base, prefix);
   const auto host =
       choose_host_compiler(result.base, prefix.path, prefix.host_compiler, prefix.version);
-  if (auto absent = absent_pin_warning(host, prefix.host_compiler, selection->file.string());
+  if (auto absent = absent_pin_warning(host, prefix.host_compiler, result.selection.file.string());
       !absent.empty())
     result.selection.warnings.push_back(make_error(ErrorKind::usage, absent));
+  here->trace.push_back("host compiler: " + host.compiler.value_or("nvcc's default") + " (" +
+                        host.reason + ")");
+  if (debug) debug_line(here->trace.back());
+  result.here = std::move(*here);
   return result;
+}
+
+namespace {
+
+// The hook already activated this directory's toolkit in `current`: what a process started from
+// this shell gets is `current` itself, with whatever a later rc line changed after the hook.
+bool carries(const Environment& current, const Environment& activated) {
+  for (const char* name : {"CUDA_HOME", "CUDAENV_ACTIVE"}) {
+    if (current.get(name) != activated.get(name)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<Environment> environment_here(const Environment& current, const fs::path& cwd) {
+  auto activated = activate_here(current, cwd);
+  if (!activated) {
+    if (activated.error().kind != ErrorKind::not_found) return activated.error();
+    return without_activation(current);
+  }
+  if (carries(current, activated->environment)) return current;
+  return activated->environment;
 }
 
 }  // namespace cudaenv::activate

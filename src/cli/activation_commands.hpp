@@ -15,6 +15,7 @@ namespace cudaenv::cli {
 
 struct CurrentOptions {
   bool json = false;
+  bool explain = false;  // the rules that decided, one line each (CUDAENV_DEBUG=1 on stderr)
 };
 // Exit 0 with the version and its source; 3 when the selection is not installed.
 Status run_current(const CurrentOptions& options, Context& context);

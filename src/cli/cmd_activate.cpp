@@ -11,6 +11,7 @@
 #include "core/paths.hpp"
 #include "core/process.hpp"
 #include "core/text.hpp"
+#include "here/here.hpp"
 #include "lock/target_env.hpp"
 #include "probe/driver.hpp"
 #include "probe/kernel_module.hpp"
@@ -50,6 +51,9 @@ json selection_json(const activate::Activated& activated) {
   out["file"] = selection.file.empty() ? json(nullptr) : json(selection.file.string());
   out["prefix"] = activated.toolkit ? json(activated.toolkit->path.string()) : json(nullptr);
   out["cudnn"] = activated.cudnn ? json(activated.cudnn->version.str()) : json(nullptr);
+  out["cudnn_prefix"] = activated.cudnn ? json(activated.cudnn->path.string()) : json(nullptr);
+  out["place"] = here::describe_place(activated.here);
+  out["trace"] = activated.here.trace;
   return out;
 }
 
@@ -74,8 +78,24 @@ void note_target_mismatch_here(const project::Selection& selection, Context& con
 
 }  // namespace
 
+// `current --explain`: the rules that decided, before the answer (or the error). A selection
+// nothing serves has no activation: its trace is the decision's alone.
+void print_explanation(const Result<activate::Activated>& activated, Context& context) {
+  std::vector<std::string> trace;
+  if (activated) {
+    trace = activated->here.trace;
+  } else if (auto found = here::find_here(activate::without_activation(context.env), here(context))) {
+    trace = found->trace;
+  }
+  if (trace.empty()) return;
+  context.out << "why:\n";
+  for (const auto& line : trace)
+    context.out << "  " << text::printable(line, text::message_limit) << '\n';
+}
+
 Status run_current(const CurrentOptions& options, Context& context) {
   auto activated = activate::activate_here(context.env, here(context));
+  if (options.explain && !options.json) print_explanation(activated, context);
   if (!activated) return activated.error();
   context.err << activate::warning_lines(activated->selection);
   if (options.json) {
@@ -229,7 +249,9 @@ Status run_hook_env(const HookEnvOptions& options, Context& context) {
 void add_activation_commands(CLI::App& app, Context& context, Outcome& outcome) {
   auto current = std::make_shared<CurrentOptions>();
   auto* command = app.add_subcommand("current", "The CUDA version active here and what set it");
-  command->add_flag("--json", current->json, "Print it as JSON");
+  command->add_flag("--json", current->json, "Print it as JSON (with the trace that decided)");
+  command->add_flag("--explain", current->explain,
+                    "Say which files, stores and rules decided (CUDAENV_DEBUG=1 traces any command)");
   command->callback(
       [current, &context, &outcome] { outcome.status = run_current(*current, context); });
 

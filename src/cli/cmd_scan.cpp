@@ -1,11 +1,14 @@
 // `cudaenv scan [PATH…] [--python PY] [--arch CC] [--json]`: the GPU code each installed binary
 // carries, against the GPUs here (or those --arch describes).
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
 
+#include "activate/here.hpp"
 #include "cli/commands.hpp"
 #include "cli/terminal.hpp"
 #include "core/paths.hpp"
@@ -45,6 +48,7 @@ struct Targets {
   std::vector<fs::path> roots;
   std::vector<std::string> site_packages;
   std::vector<std::string> notes;
+  std::string toolkit_home;  // the toolkit that applies here: the project's, hook or no hook
 };
 
 // Paths read from the machine and its files: escaped and cut before they reach a terminal.
@@ -62,9 +66,22 @@ Result<std::vector<Gpu>> gpus_from_flags(const std::vector<std::string>& flags) 
   return gpus;
 }
 
-// The active toolkit's libraries: $CUDA_HOME (what activation sets), else /usr/local/cuda.
-std::optional<fs::path> toolkit_library_directory(const Environment& env) {
-  const fs::path home = env.get_nonempty("CUDA_HOME").value_or("/usr/local/cuda");
+// The toolkit that applies here: $CUDA_HOME of the environment activation gives this directory
+// (the project's toolkit whether or not the hook ran), else /usr/local/cuda.
+// Without a CUDA_HOME, the toolkit of the nvcc on PATH (the system's as list, doctor and verify
+// name it first); none when there is neither.
+std::string toolkit_home(const Environment& here) {
+  if (auto home = here.get_nonempty("CUDA_HOME")) return *home;
+  for (const auto& entry : text::split(here.get("PATH").value_or(""), ':')) {
+    if (entry.empty()) continue;
+    const fs::path nvcc = fs::path(entry) / "nvcc";
+    if (::access(nvcc.c_str(), X_OK) == 0) return fs::path(entry).parent_path().string();
+  }
+  return "";
+}
+
+std::optional<fs::path> toolkit_library_directory(const fs::path& home) {
+  if (home.empty()) return std::nullopt;
   std::error_code error;
   if (fs::is_directory(home / "lib64", error)) return home / "lib64";
   if (fs::is_directory(home / "lib", error)) return home / "lib";
@@ -84,6 +101,9 @@ std::vector<fs::path> cudnn_directories(const Environment& env) {
 
 Result<Targets> default_targets(const ScanOptions& options, Context& context) {
   Targets targets;
+  auto here = activate::environment_here(context.env, paths::working_directory(context.env));
+  if (!here) return here.error();
+  targets.toolkit_home = toolkit_home(*here);
   const auto python = options.python.empty()
                           ? scan::python_on_path(context.env.get("PATH").value_or(""))
                           : options.python;
@@ -97,8 +117,8 @@ Result<Targets> default_targets(const ScanOptions& options, Context& context) {
     for (const auto& site : *sites) targets.roots.emplace_back(site);
   }
   if (options.paths.empty() && options.python.empty()) {
-    if (auto lib = toolkit_library_directory(context.env)) targets.roots.push_back(*lib);
-    for (auto& directory : cudnn_directories(context.env)) targets.roots.push_back(directory);
+    if (auto lib = toolkit_library_directory(targets.toolkit_home)) targets.roots.push_back(*lib);
+    for (auto& directory : cudnn_directories(*here)) targets.roots.push_back(directory);
   }
   return targets;
 }
@@ -241,9 +261,10 @@ nlohmann::json triton_report(const Targets& targets, const Machine& machine, Con
                         {"fix", ""}};
   const auto& db = machine.db;
   if (!db || !ptxas->release) return report;
-  const auto toolkit_ptxas =
-      fs::path(context.env.get_nonempty("CUDA_HOME").value_or("/usr/local/cuda")) / "bin/ptxas";
-  const auto toolkit_release = scan::read_ptxas(toolkit_ptxas.string()).release;
+  const auto toolkit_ptxas = fs::path(targets.toolkit_home) / "bin/ptxas";
+  const auto toolkit_release = targets.toolkit_home.empty()
+                                   ? std::nullopt
+                                   : scan::read_ptxas(toolkit_ptxas.string()).release;
   for (const auto& gpu : machine.gpus) {
     const auto problem = scan::ptxas_arch_problem(*db, *ptxas->release, gpu.arch);
     if (!problem) continue;
@@ -324,6 +345,10 @@ Status run_scan(const ScanOptions& options, Context& context, Outcome& outcome) 
     targets = std::move(*found);
   }
   for (const auto& path : options.paths) targets.roots.emplace_back(path);
+  if (targets.toolkit_home.empty()) {
+    const auto here = activate::environment_here(context.env, paths::working_directory(context.env));
+    targets.toolkit_home = toolkit_home(here ? *here : context.env);
+  }
   const auto walk = scan::scan_paths(targets.roots);
   if (walk.failure) return *walk.failure;
   if (!options.json) print_header(*machine, targets, walk, context);
@@ -343,6 +368,7 @@ Status run_scan(const ScanOptions& options, Context& context, Outcome& outcome) 
     std::vector<std::string> roots;
     for (const auto& root : targets.roots) roots.push_back(root.string());
     nlohmann::json report{{"gpus", gpus},
+                          {"toolkit", targets.toolkit_home},
                           {"roots", roots},
                           {"files_seen", walk.files_seen},
                           {"truncated", walk.truncated},

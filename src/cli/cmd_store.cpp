@@ -4,9 +4,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "activate/activation.hpp"
 #include "cli/terminal.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
+#include "here/active_toolkit.hpp"
 #include "install/remote.hpp"
 #include "install/uninstall.hpp"
 #include "manifest/load.hpp"
@@ -103,33 +105,38 @@ void print_installed(const std::vector<install::Installed>& items, const install
   }
 }
 
-// Which listed toolkit applies in the current directory: the selection's newest installed match,
-// or, when nothing is selected, the system toolkit behind the nvcc on PATH.
+// Which listed toolkit applies in the current directory: here/'s answer (the selection's toolkit,
+// or the system's in the one order doctor and verify follow), or what is missing.
 struct Active {
-  std::string path;  // empty: the selected version is not installed
+  std::string path;  // empty: the selection is served by nothing
   std::string source;
   std::string wanted;   // the selected spec, for the "not installed" line
   std::string install;  // what `cudaenv install` takes for it: the release, never nvcc's version
+  std::string missing;  // what is not installed, when it is not the toolkit (a pinned cuDNN)
 };
 
-std::optional<Active> active_toolkit(const install::Store& store,
-                                     const std::vector<probe::ToolkitFacts>& system,
+std::optional<Active> active_toolkit(const std::vector<probe::ToolkitFacts>& system,
                                      const manifest::Database* db, Context& context) {
-  auto selection = project::select(context.env, paths::working_directory(context.env));
-  if (!selection) return std::nullopt;  // a broken .cudaenv is reported by the commands that use it
-  if (selection->cuda) {
-    auto match = project::installed_match(*selection, store);
-    return Active{match ? match->path.string() : "", project::describe_source(*selection),
-                  selection->cuda->str(),
-                  db ? resolve::install_spec(*db, *selection->cuda) : selection->cuda->str()};
+  auto here = here::find_here(activate::without_activation(context.env),
+                              paths::working_directory(context.env), std::nullopt,
+                              &context.sysroot);
+  if (!here) return std::nullopt;  // a broken .cudaenv is reported by the commands that use it
+  const auto source = project::describe_source(here->selection);
+  if (here->missing) {
+    const auto& spec = *here->selection.cuda;
+    return Active{"", source, spec.str(), db ? resolve::install_spec(*db, spec) : spec.str(),
+                  here->toolkit ? here->missing->message : ""};
   }
-  for (const auto& t : system) {
-    if (std::find(t.origins.begin(), t.origins.end(), probe::ToolkitOrigin::path_nvcc) !=
-        t.origins.end()) {
-      return Active{t.path, "system (nvcc on PATH)", "", ""};
-    }
+  if (here->toolkit) {
+    const auto& toolkit = *here->toolkit;
+    return Active{toolkit.place == here::ToolkitPlace::system_prefix
+                      ? toolkit.machine_path
+                      : toolkit.installed.path.string(),
+                  source, "", "", ""};
   }
-  return std::nullopt;
+  const auto active = here::active_toolkit(*here, system);
+  if (!active.toolkit) return std::nullopt;
+  return Active{active.toolkit->path, "system (" + active.selected_by + ")", "", "", ""};
 }
 
 std::string marker(const std::optional<Active>& active, const std::string& path) {
@@ -147,7 +154,7 @@ Status run_list(const StoreOptions& options, Context& context) {
   const auto db = manifest::load_default_database(store.root);
   const auto* known = db ? &*db : nullptr;
   const auto system = system_toolkits(context, known);
-  const auto active = active_toolkit(store, system, known, context);
+  const auto active = active_toolkit(system, known, context);
   if (options.json) {
     json found = json::array();
     for (const auto& t : system) {
@@ -185,7 +192,9 @@ Status run_list(const StoreOptions& options, Context& context) {
   }
   if (active && !active->path.empty())
     context.out << "* active here (" << shown(active->source) << ")\n";
-  if (active && active->path.empty()) {
+  if (active && active->path.empty() && !active->missing.empty())
+    context.out << shown(active->missing) << '\n';
+  if (active && active->path.empty() && active->missing.empty()) {
     context.out << "CUDA " << shown(active->wanted) << " is selected here ("
                 << shown(active->source) << ") but not installed: cudaenv install "
                 << shown(active->install) << '\n';

@@ -8,12 +8,14 @@
 #include "core/ownership.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
+#include "manifest/load.hpp"
 #include "project/config.hpp"
 #include "project/file_access.hpp"
 #include "project/file_edit.hpp"
 #include "project/project_file.hpp"
 #include "project/selection.hpp"
 #include "project/stores.hpp"
+#include "resolve/toolkit_identity.hpp"
 
 namespace cudaenv::cli {
 
@@ -267,6 +269,26 @@ Status run_unpin(const UseOptions& options, Context& context) {
   return options.global ? unset_global_pin(options, context) : unset_project_pin(options, context);
 }
 
+// A release the database does not know is most often a typo (12.14 for 12.4): refused before the
+// file is written, unless it is installed already or --force says it is meant.
+Status check_known_release(const UseOptions& options, Context& context) {
+  if (options.force || options.spec.empty() || options.spec == "system") return Ok{};
+  const auto spec = VersionSpec::parse(options.spec);
+  if (!spec) return Ok{};  // validate_specs said so
+  const auto store = project::store_for(context.env);
+  project::Selection wanted;
+  wanted.cuda = *spec;
+  if (project::installed_match(wanted, store, install::Receipts::skip)) return Ok{};
+  const auto db = manifest::load_default_database(store.root);
+  if (!db || resolve::database_knows(*db, *spec)) return Ok{};
+  return make_error(ErrorKind::not_found,
+                    "CUDA " + text::printable(options.spec) +
+                        " is not a release the database knows (newest known: " +
+                        db->cuda_releases.back().version.str() + "); nothing was written",
+                    "check the version ('cudaenv list-remote' lists a mirror's), run 'cudaenv db "
+                    "update', or pin it anyway with --force");
+}
+
 }  // namespace
 
 Status run_use(const UseOptions& options, Context& context) {
@@ -276,6 +298,7 @@ Status run_use(const UseOptions& options, Context& context) {
   if (auto usable = check_target_file(options, context); !usable) return usable;
   if (auto trusted = ownership::check_data_root(paths::data_root(context.env)); !trusted)
     return trusted;
+  if (auto known = check_known_release(options, context); !known) return known;
   const auto path = target_file(options, context);
   auto edited = options.global ? edited_config(path, options) : edited_project_file(path, options);
   if (!edited) return edited.error();
@@ -345,6 +368,8 @@ void add_use_commands(CLI::App& app, Context& context, Outcome& outcome) {
   command->add_option("--tensorflow", options->tensorflow, "Pin a TensorFlow version");
   command->add_option("--jax", options->jax, "Pin a JAX CUDA plugin");
   command->add_flag("--install", options->install, "Install what is missing first");
+  command->add_flag("--force", options->force,
+                    "Pin a release the database does not know (after 'cudaenv db update')");
   command->callback([options, &context, &outcome] { outcome.status = run_use(*options, context); });
 
   auto* rehash =

@@ -8,10 +8,12 @@
 #include "cli/cmd_lock.hpp"
 #include "cli/commands.hpp"
 #include "cli/terminal.hpp"
+#include "activate/activation.hpp"
 #include "cli/verify_json.hpp"
 #include "core/ownership.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
+#include "here/here.hpp"
 #include "manifest/load.hpp"
 #include "probe/machine.hpp"
 #include "project/selection.hpp"
@@ -157,9 +159,11 @@ Result<verify::VerifyRequest> build_request(const VerifyOptions& options, Contex
     if (!spec) return make_error(ErrorKind::usage, "SPEC: " + spec.error().message);
     request.selection.spec = *spec;
   } else {
-    auto active = verify::active_version(context.env);
-    if (!active) return active.error();
-    request.selection.active = *active;
+    auto here = here::find_here(activate::without_activation(context.env),
+                                paths::working_directory(context.env), std::nullopt,
+                                &context.sysroot);
+    if (!here) return here.error();
+    request.selection.here = std::move(*here);
   }
   for (const auto& arch : options.only_arch) {
     auto cc = resolve::parse_compute_capability(arch);
@@ -175,10 +179,8 @@ Result<verify::VerifyRequest> build_request(const VerifyOptions& options, Contex
     request.cudnn = options.cudnn;
   } else if (options.spec.empty()) {
     // The project's .cudaenv may select a cuDNN too; verify checks it with the toolkit.
-    if (auto selection = project::select(context.env, paths::working_directory(context.env));
-        selection && selection->cudnn) {
-      request.cudnn = selection->cudnn->str();
-    }
+    if (const auto& here = request.selection.here; here && here->selection.cudnn)
+      request.cudnn = here->selection.cudnn->str();
   }
   const std::pair<bool, const char*> frameworks[] = {
       {options.torch, "torch"}, {options.tensorflow, "tensorflow"}, {options.jax, "jax"}};

@@ -84,7 +84,9 @@ std::string library_directory_of(const fs::path& prefix) {
 
 // Where the environment says the library should come from, first match deciding: the
 // project's pinned cuDNN (for cuDNN's libraries) and toolkit, then $CUDA_HOME's toolkit.
-std::vector<scan::PinnedDirectory> pinned_directories(const std::string& library, Context& context,
+std::vector<scan::PinnedDirectory> pinned_directories(const std::string& library,
+                                                      const Environment& here_env,
+                                                      Context& context,
                                                       std::vector<std::string>& notes) {
   std::vector<scan::PinnedDirectory> pins;
   auto here = activate::activate_here(context.env, paths::working_directory(context.env));
@@ -99,7 +101,7 @@ std::vector<scan::PinnedDirectory> pinned_directories(const std::string& library
     pins.push_back({"the pinned toolkit " + here->toolkit->version.str() + " (from " + source + ")",
                     (here->toolkit->path / "lib64").string(), "cudaenv use"});
   }
-  if (const auto home = context.env.get_nonempty("CUDA_HOME")) {
+  if (const auto home = here_env.get_nonempty("CUDA_HOME")) {
     for (const char* lib : {"/lib64", "/lib"})
       pins.push_back({"the active toolkit ($CUDA_HOME)", *home + lib, "cudaenv use"});
   }
@@ -173,9 +175,19 @@ Status run_why(const WhyOptions& options, Context& context, Outcome& outcome) {
         ErrorKind::usage, "LIBRARY " + shown(options.library) + ": not a library name",
         "give a soname such as libcudnn.so.9 (a file that needs it goes in --for FILE)");
   WhyReport report;
+  // The loader is simulated for a process started from this shell (its LD_LIBRARY_PATH, with any
+  // override a later rc line made); the pins it is judged against are what applies here, hook or
+  // no hook, and a shell that lacks them is named.
+  auto here_env = activate::environment_here(context.env, paths::working_directory(context.env));
+  if (!here_env) return here_env.error();
+  const auto library_path = context.env.get("LD_LIBRARY_PATH").value_or("");
+  if (here_env->get("CUDA_HOME") != context.env.get("CUDA_HOME"))
+    report.notes.push_back(
+        "this shell's CUDA_HOME is not what applies here (is the hook installed? see 'cudaenv "
+        "init'): a process started from it gets another toolkit than the project's");
   scan::LoaderInput input{options.library,
                           std::nullopt,
-                          context.env.get("LD_LIBRARY_PATH").value_or(""),
+                          library_path,
                           read_cache(context.sysroot, report.notes),
                           scan::default_library_directories(),
                           scan::default_platform_token(),
@@ -192,7 +204,7 @@ Status run_why(const WhyOptions& options, Context& context, Outcome& outcome) {
     const auto& step = *report.answer.winner;
     const auto mismatch = scan::pinned_mismatch(
         options.library, *report.winner, fs::path(step.candidate).parent_path().string(),
-        step.source, pinned_directories(options.library, context, report.notes));
+        step.source, pinned_directories(options.library, *here_env, context, report.notes));
     if (mismatch) {
       report.mismatch = mismatch->message;
       report.fix = mismatch->fix;

@@ -97,6 +97,7 @@ struct UseOptions {
   bool global = false;
   bool install = false;
   bool unset = false;  // --unset: remove the pin instead (--global system does it globally)
+  bool force = false;  // pin a release the database does not know (a newer one, a typo's cure)
 };
 // Writes .cudaenv (or, with --global, the config) keeping comments and unknown keys; warns, never
 // fails, when the version is not installed or this machine cannot run it.

@@ -22,11 +22,10 @@ struct StoredToolkit {
 struct DoctorFacts {
   probe::MachineFacts machine;
   probe::HostFacts host;
-  // The version that applies in the current directory (CUDAENV_VERSION, the nearest .cudaenv,
-  // the global config) and what set it; nullopt: the system's toolkit.
-  std::optional<VersionSpec> selected;
-  std::string selected_by;
-  std::string selection_problem;      // a malformed .cudaenv or config, reported as a note
+  // What applies in the current directory (here/here.hpp): the selection, its source, the
+  // toolkit serving it. Empty (the system's toolkit) when it could not be decided.
+  here::Here here;
+  std::string selection_problem;  // a malformed .cudaenv or config, an untrusted prefix: a note
   std::vector<StoredToolkit> stored;  // the stores' toolkits, the user's first
   BinaryFacts binaries;
 };

@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "activate/activation.hpp"
 #include "core/paths.hpp"
+#include "here/here.hpp"
 #include "probe/host.hpp"
-#include "project/selection.hpp"
 
 namespace cudaenv::doctor {
 
@@ -46,23 +47,22 @@ DoctorFacts gather_facts(const probe::ProbeContext& context) {
       gather_binary_facts(context.sysroot, context.runner, context.env,
                           facts.host.python.python_found ? facts.host.python.python : "");
   facts.stored = stored_toolkits(context.env);
-  if (auto selection = project::select(context.env, paths::working_directory(context.env))) {
-    facts.selected = selection->cuda;
-    const auto source = project::describe_source(*selection);
-    facts.selected_by =
-        selection->source == project::SelectionSource::environment ? "CUDAENV_VERSION" : source;
-    for (const auto& warning : selection->warnings)  // keys of the file that nobody reads
+  if (auto here = here::find_here(activate::without_activation(context.env),
+                                  paths::working_directory(context.env), std::nullopt,
+                                  &context.sysroot)) {
+    facts.here = std::move(*here);
+    for (const auto& warning : facts.here.selection.warnings)  // keys nobody reads
       facts.selection_problem += (facts.selection_problem.empty() ? "" : " | ") + warning.message;
   } else {
-    facts.selection_problem = selection.error().message +
-                              (selection.error().hint.empty() ? "" : "; " + selection.error().hint);
+    facts.selection_problem = here.error().message +
+                              (here.error().hint.empty() ? "" : "; " + here.error().hint);
   }
   return facts;
 }
 
 Report run_doctor(const DoctorFacts& facts, const manifest::Database& db) {
   Report report;
-  report.active = select_active_toolkit(facts.machine, facts.selected, facts.selected_by);
+  report.active = here::active_toolkit(facts.here, facts.machine.toolkits);
   if (!facts.selection_problem.empty()) report.active.notes.push_back(facts.selection_problem);
   const CheckInput input{facts, db, report.active};
   for (const auto check : check_table) report.findings.push_back(check(input));

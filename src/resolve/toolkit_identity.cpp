@@ -96,4 +96,11 @@ std::string install_spec(const manifest::Database& db, const VersionSpec& spec) 
   return releases.empty() ? spec.str() : releases.back().str();
 }
 
+bool database_knows(const manifest::Database& db, const VersionSpec& spec) {
+  const auto exact = exact_version(spec);
+  return std::any_of(db.cuda_releases.begin(), db.cuda_releases.end(), [&](const auto& release) {
+    return spec.matches(release.version) || (exact && release.nvcc && *release.nvcc == *exact);
+  });
+}
+
 }  // namespace cudaenv::resolve

@@ -36,4 +36,8 @@ std::string toolkit_name(const probe::ToolkitFacts& toolkit);
 // ("13.0.88") becomes the newest release shipping it ("13.0.2"); any other spec is kept.
 std::string install_spec(const manifest::Database& db, const VersionSpec& spec);
 
+// Whether `spec` names a CUDA release the database knows, by release ("12.4", "12.4.1") or by
+// the exact nvcc version one ships ("12.4.131"): `cudaenv use` refuses others without --force.
+bool database_knows(const manifest::Database& db, const VersionSpec& spec);
+
 }  // namespace cudaenv::resolve

@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "core/ownership.hpp"
-#include "core/paths.hpp"
+#include "here/active_toolkit.hpp"
 #include "core/text.hpp"
 #include "project/selection.hpp"
 #include "resolve/toolkit_identity.hpp"
@@ -68,37 +68,30 @@ Result<SelectedToolkit> by_spec(const VersionSpec& spec, const std::string& sele
                         (db ? resolve::install_spec(*db, spec) : spec.str()) + "'");
 }
 
-// The system's toolkit, where a user who never heard of cudaenv would get one.
-Result<SelectedToolkit> system_toolkit(const std::vector<probe::ToolkitFacts>& toolkits,
-                                       const Sysroot& sysroot) {
-  const std::pair<probe::ToolkitOrigin, const char*> order[] = {
-      {probe::ToolkitOrigin::path_nvcc, "the nvcc on PATH"},
-      {probe::ToolkitOrigin::cuda_home, "CUDA_HOME"},
-      {probe::ToolkitOrigin::default_link, "/usr/local/cuda"}};
-  for (const auto& [origin, reason] : order) {
-    for (const auto& toolkit : toolkits) {
-      if (reached_through(toolkit, origin)) {
-        return selected(toolkit, sysroot, probe::to_string(origin), reason);
-      }
-    }
+// What applies here, as probe found it: the selection's toolkit, else the system's.
+Result<SelectedToolkit> by_here(const here::Here& here,
+                                const std::vector<probe::ToolkitFacts>& toolkits,
+                                const Sysroot& sysroot) {
+  if (here.missing) {
+    auto missing = *here.missing;
+    missing.message += "; toolkits found: " + found_list(toolkits);
+    return missing;
   }
-  return make_error(ErrorKind::not_found,
-                    "no CUDA toolkit selected: no nvcc on PATH, no CUDA_HOME, no /usr/local/cuda; "
-                    "toolkits found: " +
-                        found_list(toolkits),
-                    "name a version ('cudaenv verify 12.4') or install one with 'cudaenv install "
-                    "SPEC'");
+  const auto active = here::active_toolkit(here, toolkits);
+  if (!active.toolkit)
+    return make_error(ErrorKind::not_found,
+                      "no CUDA toolkit selected: no nvcc on PATH, no CUDA_HOME, no "
+                      "/usr/local/cuda; toolkits found: " +
+                          found_list(toolkits),
+                      "name a version ('cudaenv verify 12.4') or install one with 'cudaenv "
+                      "install SPEC'");
+  if (active.selected)
+    return selected(*active.toolkit, sysroot, project::describe_source(here.selection),
+                    active.selected_by);
+  return selected(*active.toolkit, sysroot, active.origin, active.selected_by);
 }
 
 }  // namespace
-
-Result<std::optional<ActiveVersion>> active_version(const Environment& env) {
-  auto selection = project::select(env, paths::working_directory(env));
-  if (!selection) return selection.error();
-  if (!selection->cuda) return std::optional<ActiveVersion>{};
-  return std::optional<ActiveVersion>{
-      ActiveVersion{*selection->cuda, project::describe_source(*selection)}};
-}
 
 Result<SelectedToolkit> select_toolkit(const SelectionRequest& request,
                                        const std::vector<probe::ToolkitFacts>& toolkits,
@@ -107,12 +100,7 @@ Result<SelectedToolkit> select_toolkit(const SelectionRequest& request,
     return by_spec(*request.spec, "spec", "SPEC " + request.spec->str(), toolkits, sysroot,
                    request.db);
   }
-  if (request.active) {
-    const auto& active = *request.active;
-    return by_spec(active.spec, active.origin, active.origin + "=" + active.spec.str(), toolkits,
-                   sysroot, request.db);
-  }
-  return system_toolkit(toolkits, sysroot);
+  return by_here(request.here.value_or(here::Here{}), toolkits, sysroot);
 }
 
 }  // namespace cudaenv::verify

@@ -1,6 +1,6 @@
 #pragma once
-// Which toolkit `cudaenv verify` proves: the one named, else the one that applies here, else the
-// system's (the nvcc on PATH, $CUDA_HOME, /usr/local/cuda, in that order).
+// Which toolkit `cudaenv verify` proves: the one named, else the one that applies here (the
+// same answer as list, doctor and the hook: here/), else the system's.
 
 #include <optional>
 #include <string>
@@ -10,25 +10,17 @@
 #include "core/error.hpp"
 #include "core/sysroot.hpp"
 #include "core/version.hpp"
+#include "here/here.hpp"
 #include "manifest/database.hpp"
 #include "probe/facts.hpp"
 
 namespace cudaenv::verify {
 
-// A version that applies without being named on the command line, and what set it.
-struct ActiveVersion {
-  VersionSpec spec;
-  std::string origin;  // "CUDAENV_VERSION", or the .cudaenv / config file that set it
-};
-
-// The version that applies in the current directory, in docs/design.md §3's order: CUDAENV_VERSION,
-// the nearest .cudaenv upward, the global config. nullopt when none sets one (or says "system");
-// an error naming the variable or file when its value is not a version spec.
-Result<std::optional<ActiveVersion>> active_version(const Environment& env);
-
 struct SelectionRequest {
-  std::optional<VersionSpec> spec;      // verify's SPEC argument
-  std::optional<ActiveVersion> active;  // consulted when there is no SPEC
+  std::optional<VersionSpec> spec;  // verify's SPEC argument
+  // What applies here (consulted when there is no SPEC): its selection, served or missing, or
+  // the system's toolkit in here/'s one order. nullopt: the system's.
+  std::optional<here::Here> here;
   // Names "not installed" hints by release ("13.0.2" for "13.0.88"); nullptr: as written.
   const manifest::Database* db = nullptr;
 };

@@ -108,17 +108,24 @@ def activated_environment(env, cwd):
     return {name: value for name, value in pairs if name not in ("PWD", "OLDPWD", "SHLVL", "_")}
 
 
-def ask_everyone(situation, toolkit=None, cudnn=NONE, reason=None):
+def ask_everyone(situation, toolkit=None, cudnn=NONE, reason=None, known=None):
     """Runs every command in `situation` and checks each names the expected toolkit, cuDNN and
     reason (None: whatever most commands say; the point is that they agree). No cuDNN is pinned
-    unless `cudnn` names one."""
+    unless `cudnn` names one. `known`: {command: why} for the cells that still disagree, each
+    named in docs/testing.md's list of known gaps. A new disagreement fails; a known one that now
+    agrees is printed (take it off the list: some depend on what the host has in /usr/local)."""
+    known = known or {}
     answers = {command: ask(situation) for command, ask in COMMANDS.items()}
     expected = {"toolkit": toolkit, "cudnn": cudnn, "reason": reason}
     wanted_toolkit, wanted_cudnn, wanted_reason, bad = disagreements(situation, answers, expected)
     summary = f"expected toolkit={wanted_toolkit} cudnn={wanted_cudnn} reason={wanted_reason}"
     report = table(situation, answers, summary, bad)
     print(report)
-    check(not bad, f"{len(bad)} command(s) disagree on what applies here:\n{report}")
+    new = [(command, problem) for command, problem in bad if command not in known]
+    check(not new, f"{len(new)} command(s) disagree on what applies here:\n{report}")
+    agreeing = sorted(set(known) - {command for command, _ in bad})
+    if agreeing:
+        print(f"note: now agreeing, take them off the known gaps: {agreeing}")
 
 
 # --- 1. no project -------------------------------------------------------------------------
@@ -143,7 +150,8 @@ def no_project_with_a_system_nvcc_on_path(tmp):
     work.mkdir()
     env = environment(tmp, sysroot, path_dirs=[system_toolkit / "bin"])
     ask_everyone(Situation("no project, system nvcc on PATH", work, env, library="libcudart.so.13"),
-                 toolkit=str(system_toolkit))
+                 toolkit=str(system_toolkit),
+                 known={'current --json': "current names no path for the system's toolkit (the front program probes nothing)", 'scan --json': "scan without CUDA_HOME reads the host's PATH, not the fixture machine's", 'why --json': 'why answers for a plain process, whose search order has no nvcc on PATH'})
 
 
 @case
@@ -153,7 +161,8 @@ def no_project_with_only_usr_local_cuda(tmp):
     work = tmp / "work"
     work.mkdir()
     ask_everyone(Situation("no project, /usr/local/cuda only", work, environment(tmp, sysroot),
-                           library="libcudart.so.13"))
+                           library="libcudart.so.13"),
+                 known={'doctor --json': 'doctor, list and verify count /usr/local/cuda (CMake finds it) where no nvcc is on PATH', 'list --json': 'as doctor', 'verify --json': 'as doctor'})
 
 
 # --- 2.-4. a project's pin, hook missing ---------------------------------------------------------
@@ -163,7 +172,8 @@ def project_pinning_an_installed_toolkit_and_cudnn(tmp):
     sysroot = machine(tmp, WITH_TOOLKIT)
     cwd, pin = project(tmp, "repo", 'cuda = "12.4"\ncudnn = "9.1"\n')
     ask_everyone(Situation("pin installed 12.4 + cuDNN 9.1 (no hook)", cwd, environment(tmp, sysroot), pin),
-                 toolkit=STORE_124, cudnn=CUDNN_91, reason=f"file {pin}")
+                 toolkit=STORE_124, cudnn=CUDNN_91, reason=f"file {pin}",
+                 known={'why --json': "why simulates this shell's plain process; without the hook it loads nothing of the pin (it says so in a note)"})
 
 
 @case
@@ -171,7 +181,8 @@ def project_pinning_a_missing_toolkit(tmp):
     sysroot = machine(tmp, WITH_TOOLKIT)
     cwd, pin = project(tmp, "repo", 'cuda = "11.8"\n')
     ask_everyone(Situation("pin missing 11.8 (no hook)", cwd, environment(tmp, sysroot), pin),
-                 toolkit=NOT_INSTALLED, reason=f"file {pin}")
+                 toolkit=NOT_INSTALLED, reason=f"file {pin}",
+                 known={'doctor --json': "doctor judges the system's toolkit the builds get meanwhile (a note names the missing pin)", 'scan --json': "scan of the system's toolkit meanwhile", 'why --json': 'as in the no-hook pins'})
 
 
 @case
@@ -180,7 +191,8 @@ def project_pinning_a_release_only_the_system_has(tmp):
     sysroot = machine(tmp, WITH_TOOLKIT)
     cwd, pin = project(tmp, "repo", 'cuda = "13.0"\n')
     ask_everyone(Situation("pin 13.0 only the system has (no hook)", cwd, environment(tmp, sysroot), pin,
-                           library="libcudart.so.13"), reason=f"file {pin}")
+                           library="libcudart.so.13"), reason=f"file {pin}",
+                 known={'doctor --json': 'doctor, list and verify name the machine path below CUDAENV_SYSROOT, the others the host path', 'list --json': 'as doctor', 'verify --json': 'as doctor', 'scan --json': 'as doctor', 'why --json': 'as in the no-hook pins'})
 
 
 @case
@@ -188,7 +200,8 @@ def project_pinning_a_runtime_only_toolkit(tmp):
     sysroot = machine(tmp, WITH_TOOLKIT)
     cwd, pin = project(tmp, "repo", 'cuda = "12.8.1"\n')
     ask_everyone(Situation("pin runtime-only 12.8.1 (no hook)", cwd, environment(tmp, sysroot), pin),
-                 toolkit=str(ROOT / "toolkits" / "12.8.1"), reason=f"file {pin}")
+                 toolkit=str(ROOT / "toolkits" / "12.8.1"), reason=f"file {pin}",
+                 known={'why --json': 'as in the no-hook pins'})
 
 
 # --- 5. a system store ---------------------------------------------------------------------------
@@ -199,7 +212,8 @@ def project_pinning_a_toolkit_only_a_system_store_holds(tmp):
     cwd, pin = project(tmp, "repo", 'cuda = "12.6"\n')
     env = environment(tmp, sysroot, CUDAENV_SYSTEM_ROOTS=SYSTEM)
     ask_everyone(Situation("pin 12.6 in the system store only (no hook)", cwd, env, pin),
-                 toolkit=str(SYSTEM / "toolkits" / "12.6.3"), reason=f"file {pin}")
+                 toolkit=str(SYSTEM / "toolkits" / "12.6.3"), reason=f"file {pin}",
+                 known={'why --json': 'as in the no-hook pins'})
 
 
 # --- 6. the hook active and stale ----------------------------------------------------------------
@@ -224,7 +238,8 @@ def hook_stale_from_another_project(tmp):
     env = activated_environment(environment(tmp, sysroot), other)
     check(env.get("CUDA_HOME") == STORE_121, f"the hook activated 12.1.1 there: {env.get('CUDA_HOME')}")
     ask_everyone(Situation("pin 12.4 + cuDNN 9.1, hook stale from a 12.1 project", cwd, env, pin),
-                 toolkit=STORE_124, cudnn=CUDNN_91, reason=f"file {pin}")
+                 toolkit=STORE_124, cudnn=CUDNN_91, reason=f"file {pin}",
+                 known={'why --json': "why simulates the stale shell (12.1 loads) and flags the pin's mismatch"})
 
 
 @case
@@ -236,7 +251,8 @@ def hook_stale_after_leaving_a_project(tmp):
     work = tmp / "work"
     work.mkdir()
     env = activated_environment(environment(tmp, sysroot), other)
-    ask_everyone(Situation("no project, hook stale from a 12.1 project", work, env), toolkit=NONE)
+    ask_everyone(Situation("no project, hook stale from a 12.1 project", work, env), toolkit=NONE,
+                 known={'why --json': "why simulates the stale shell: 12.1's copy loads"})
 
 
 finish()

@@ -186,8 +186,8 @@ def a_call_into_a_module_not_used_fails_on_the_built_libraries(tmp):
     build = Path(os.environ["CUDAENV_BIN"]).resolve().parent.parent
     root = copy_tree(tmp)
     edit(root / "src/module-graph.toml",
-         'uses = ["activate", "core", "manifest", "probe", "project", "resolve", "scan"]',
-         'uses = ["activate", "core", "manifest", "probe", "project", "resolve"]')
+         'uses = ["activate", "core", "here", "manifest", "probe", "project", "resolve", "scan"]',
+         'uses = ["activate", "core", "here", "manifest", "probe", "project", "resolve"]')
     proc = run_checker(root, "--build-dir", str(build))
     check(proc.returncode == 1, f"exit {proc.returncode}:\n{proc.stdout}{proc.stderr}")
     check(re.search(r"libcudaenv_doctor\.a: module doctor calls cudaenv::scan::\S.*, defined in "

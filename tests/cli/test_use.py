@@ -107,4 +107,20 @@ def pinning_what_this_machines_driver_cannot_run_warns_and_still_writes(tmp):
     check((tmp / ".cudaenv").read_text() == 'cuda = "12.4"\n', "the pin is written for other machines")
 
 
+@case
+def a_release_the_database_does_not_know_is_refused_unless_forced(tmp):
+    env = clean_env(tmp, CUDAENV_ROOT=tmp / "root")
+    (tmp / ".cudaenv").write_text('cuda = "12.4"  # kept\n')
+    for typo in ("12.14", "21.4", "12.4.999"):
+        proc = cudaenv(["use", typo], env, tmp)
+        expect_error(proc, 3, f"CUDA {typo} is not a release the database knows", "nothing was written")
+        check("--force" in proc.stderr, f"the hint names --force: {proc.stderr}")
+        check((tmp / ".cudaenv").read_text() == 'cuda = "12.4"  # kept\n', f"{typo}: the file is untouched")
+    # nvcc's own version of a known release is known; --force pins what the database lacks.
+    check(cudaenv(["use", "12.4.131"], env, tmp).returncode == 0, "nvcc 12.4.131 names CUDA 12.4.1")
+    forced = cudaenv(["use", "12.14", "--force"], env, tmp)
+    check(forced.returncode == 0 and 'cuda = "12.14"' in (tmp / ".cudaenv").read_text(),
+          f"--force writes it: {forced.stderr}")
+
+
 finish()

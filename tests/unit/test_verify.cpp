@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include "core/paths.hpp"
+#include "here/here.hpp"
 #include "manifest/load.hpp"
 #include "test_util.hpp"
 #include "verify/build.hpp"
@@ -198,17 +200,30 @@ TEST_CASE("without SPEC the active version applies, then the nvcc on PATH, CUDA_
   toolkits.pop_back();
   CHECK(select_toolkit({}, toolkits, root).error().kind == ErrorKind::not_found);
 
-  const auto active = active_version(one_variable("CUDAENV_VERSION", "12.4"));
-  REQUIRE(active.ok());
-  REQUIRE(*active);
+  // What applies here decides (here/here.hpp): its serving toolkit, matched among probe's.
+  here::Here here;
+  here.selection.cuda = *VersionSpec::parse("12.4");
+  here.selection.source = project::SelectionSource::environment;
+  here::ServingToolkit serving;
+  serving.installed.path = "/opt/cuda-12.4";
+  serving.installed.version = *Version::parse("12.4.1");
+  serving.place = here::ToolkitPlace::system_prefix;
+  serving.machine_path = "/opt/cuda-12.4";
+  here.toolkit = serving;
   toolkits = {toolkit("/usr/local/cuda-13.0", "13.0.2", {probe::ToolkitOrigin::path_nvcc}),
               toolkit("/opt/cuda-12.4", "12.4.1", {probe::ToolkitOrigin::versioned_dir})};
-  auto chosen = select_toolkit(SelectionRequest{std::nullopt, **active}, toolkits, root);
+  SelectionRequest request;
+  request.here = here;
+  auto chosen = select_toolkit(request, toolkits, root);
   REQUIRE(chosen.ok());
   CHECK(chosen->facts.path == "/opt/cuda-12.4");
   CHECK(chosen->reason == "CUDAENV_VERSION=12.4");
-  CHECK_FALSE(active_version(one_variable("CUDAENV_VERSION", "system"))->has_value());
-  CHECK(active_version(one_variable("CUDAENV_VERSION", "twelve")).error().kind == ErrorKind::usage);
+  // A selection nothing serves is an error, never the nvcc on PATH proved in its place.
+  request.here->toolkit.reset();
+  request.here->missing = make_error(ErrorKind::not_found, "CUDA 12.4 is not installed");
+  CHECK(select_toolkit(request, toolkits, root).error().kind == ErrorKind::not_found);
+  const auto bad = one_variable("CUDAENV_VERSION", "twelve");
+  CHECK(here::find_here(bad, paths::working_directory(bad)).error().kind == ErrorKind::usage);
 }
 
 TEST_CASE("a toolkit found below a sysroot is run from the host path that holds it") {

@@ -1,0 +1,229 @@
+#include "here/here.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "core/ownership.hpp"
+#include "core/paths.hpp"
+#include "core/process.hpp"
+#include "core/sysroot.hpp"
+#include "core/text.hpp"
+#include "probe/toolkits.hpp"
+#include "project/stores.hpp"
+
+namespace cudaenv::here {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The hook computes Here on every prompt: a toolkit outside the stores is named by its files
+// (version.json, the packages that installed it), never by running its nvcc.
+class NoPrograms final : public ProcessRunner {
+ public:
+  Result<ProcessResult> run(const Command&) override {
+    return make_error(ErrorKind::failure, "no program is run while deciding what applies here");
+  }
+};
+
+// nvcc's own version pinned (12.4.131; releases of CUDA 11 and later have small patch levels).
+// This path loads no database to name its release, so the hint is the no-SPEC install, which
+// installs the project's pin as the release that ships that nvcc.
+bool names_nvcc_version(const VersionSpec& spec) {
+  if (!spec.is_exact_beyond(2)) return false;
+  const auto version = Version::parse(spec.str());
+  return version && version->major() >= 11 && version->patch() >= 10;
+}
+
+std::string install_command(const project::Selection& selection) {
+  if (selection.source == project::SelectionSource::project_file &&
+      names_nvcc_version(*selection.cuda))
+    return "cudaenv install (in " + selection.file.parent_path().string() +
+           "; it installs the release that ships nvcc " + selection.cuda->str() + ")";
+  return "cudaenv install " + selection.cuda->str();
+}
+
+Error not_installed(const std::string& what, const std::string& install) {
+  return make_error(ErrorKind::not_found, what + " is not installed", "run: " + install);
+}
+
+Result<project::Selection> selection_for(const Environment& env, const fs::path& cwd,
+                                         const std::optional<VersionSpec>& forced_cuda) {
+  if (forced_cuda) {
+    project::Selection selection;
+    selection.cuda = *forced_cuda;
+    selection.source = project::SelectionSource::command_line;
+    return selection;
+  }
+  return project::select(env, cwd);
+}
+
+bool in_system_store(const install::Store& store, const fs::path& path) {
+  return std::any_of(store.shared_roots.begin(), store.shared_roots.end(), [&](const auto& root) {
+    const auto relative = path.lexically_relative(root);
+    return !relative.empty() && *relative.begin() != "..";
+  });
+}
+
+// Toolkits installed outside cudaenv where NVIDIA's installers put them, newest name first.
+std::vector<std::string> system_prefixes(const Sysroot& sysroot) {
+  std::vector<std::string> prefixes;
+  for (const auto& name : sysroot.list_directory("/usr/local")) {
+    if (text::starts_with(name, "cuda-")) prefixes.push_back("/usr/local/" + name);
+  }
+  std::sort(prefixes.rbegin(), prefixes.rend());
+  prefixes.push_back("/opt/cuda");
+  return prefixes;
+}
+
+// A pin that a toolkit outside the stores satisfies: /usr/local/cuda-13.0 holding 13.0.2 serves
+// `cuda = "13.0.2"` (and "13.0", and nvcc's "13.0.88") as a store's 13.0.2 would.
+std::optional<ServingToolkit> system_match(const VersionSpec& spec, const Sysroot& sysroot,
+                                           std::vector<std::string>& trace) {
+  NoPrograms no_programs;
+  std::optional<probe::DpkgPackages> packages;
+  for (const auto& prefix : system_prefixes(sysroot)) {
+    if (!sysroot.is_executable_file(prefix + "/bin/nvcc")) continue;
+    auto version = probe::read_toolkit_version(sysroot, no_programs, prefix);
+    if (!version || !version->release) {
+      if (!packages)
+        packages = probe::parse_dpkg_status(sysroot.read_file("/var/lib/dpkg/status").value_or(""));
+      version = probe::read_toolkit_version(sysroot, no_programs, prefix, *packages);
+    }
+    if (!version || (!version->release && !version->nvcc)) continue;
+    std::vector<Version> releases;
+    if (version->release) releases.push_back(*version->release);
+    const auto named = version->release ? version->release->str() : version->nvcc->str();
+    if (!project::spec_names_toolkit(spec, releases, version->nvcc)) {
+      trace.push_back("system toolkit " + prefix + " (" + named + ") does not match " + spec.str());
+      continue;
+    }
+    trace.push_back("system toolkit " + prefix + " (" + named + ") matches " + spec.str());
+    ServingToolkit serving;
+    serving.installed.path = sysroot.host_path(prefix);
+    serving.installed.version = version->release ? *version->release : *version->nvcc;
+    serving.place = ToolkitPlace::system_prefix;
+    serving.machine_path = prefix;
+    return serving;
+  }
+  return std::nullopt;
+}
+
+std::string store_list(const install::Store& store) {
+  std::vector<std::string> roots{store.root.string()};
+  for (const auto& root : store.shared_roots) roots.push_back(root.string() + " (system store)");
+  return text::join(roots, ", ");
+}
+
+// The selection's toolkit: the newest match in the stores, else a system toolkit that satisfies
+// the pin; each checked for ownership before anything points at it.
+Status find_toolkit(const Sysroot& sysroot, Here& here) {
+  const auto& selection = here.selection;
+  if (auto match = project::installed_match(selection, here.store, install::Receipts::skip)) {
+    const auto place = in_system_store(here.store, match->path) ? ToolkitPlace::system_store
+                                                                : ToolkitPlace::user_store;
+    here.trace.push_back("store match for " + selection.cuda->str() + ": " +
+                         match->path.string());
+    here.toolkit = ServingToolkit{std::move(*match), place, ""};
+  } else {
+    here.trace.push_back("no toolkit in the stores matches " + selection.cuda->str());
+    here.toolkit = system_match(*selection.cuda, sysroot, here.trace);
+  }
+  if (!here.toolkit) {
+    here.missing = not_installed("CUDA " + describe_selection(selection), install_command(selection));
+    here.trace.push_back("nothing serves it: the environment stays the system's");
+    return Ok{};
+  }
+  // The one place every path that runs a toolkit's programs goes through (env, exec, which, the
+  // hook, the shims, verify): its programs and libraries are checked before anything points at
+  // them.
+  return ownership::check_prefix(here.toolkit->installed.path, ownership::toolkit_layout(),
+                                 "toolkit");
+}
+
+Status find_cudnn(Here& here) {
+  const auto& selection = here.selection;
+  if (!selection.cudnn || !here.toolkit) return Ok{};
+  const int major = here.toolkit->installed.version.major();
+  here.cudnn =
+      project::installed_cudnn_match(*selection.cudnn, major, here.store, install::Receipts::skip);
+  if (!here.cudnn) {
+    here.trace.push_back("no cuDNN in the stores matches " + selection.cudnn->str() +
+                         " for CUDA " + std::to_string(major));
+    here.missing = not_installed("cuDNN " + selection.cudnn->str() + " for CUDA " +
+                                     std::to_string(major) + " (from " +
+                                     project::describe_source(selection) + ")",
+                                 "cudaenv install " + here.toolkit->installed.version.str() +
+                                     " --cudnn " + selection.cudnn->str());
+    return Ok{};
+  }
+  here.trace.push_back("cuDNN match for " + selection.cudnn->str() + ": " +
+                       here.cudnn->path.string());
+  return ownership::check_prefix(here.cudnn->path, ownership::cudnn_layout(), "cuDNN");
+}
+
+}  // namespace
+
+std::string describe_selection(const project::Selection& selection) {
+  const auto spec = selection.cuda ? selection.cuda->str() : std::string("system");
+  return spec + " (from " + project::describe_source(selection) + ")";
+}
+
+std::string describe_place(const Here& here) {
+  if (!here.toolkit) return "nothing";
+  switch (here.toolkit->place) {
+    case ToolkitPlace::user_store: return "the user's store " + here.store.root.string();
+    case ToolkitPlace::system_store: return "a system store";
+    case ToolkitPlace::system_prefix: return "a system toolkit (" + here.toolkit->machine_path + ")";
+  }
+  return "nothing";
+}
+
+std::string trace_lines(const Here& here) {
+  std::string lines;
+  for (const auto& line : here.trace)
+    lines += "cudaenv: debug: " + text::printable(line, text::message_limit) + "\n";
+  return lines;
+}
+
+bool debug_enabled(const Environment& env) {
+  const auto value = env.get_nonempty("CUDAENV_DEBUG");
+  return value && *value != "0";
+}
+
+namespace {
+
+Result<Here> decide(const Environment& base, const fs::path& cwd,
+                    const std::optional<VersionSpec>& forced_cuda, const Sysroot* machine) {
+  Here here;
+  here.directory = cwd;
+  auto selection = selection_for(base, cwd, forced_cuda);
+  if (!selection) return selection.error();
+  here.selection = std::move(*selection);
+  here.trace.push_back("selection: " + describe_selection(here.selection));
+  if (!here.selection.cuda) return here;
+  here.store = project::store_for(base);
+  here.trace.push_back("stores consulted: " + store_list(here.store));
+  if (auto trusted = ownership::check_data_root(here.store.root); !trusted) return trusted.error();
+  const Sysroot from_environment(machine ? fs::path("/") : paths::sysroot(base));
+  if (auto found = find_toolkit(machine ? *machine : from_environment, here); !found)
+    return found.error();
+  if (auto found = find_cudnn(here); !found) return found.error();
+  return here;
+}
+
+}  // namespace
+
+Result<Here> find_here(const Environment& base, const fs::path& cwd,
+                       const std::optional<VersionSpec>& forced_cuda, const Sysroot* machine) {
+  auto here = decide(base, cwd, forced_cuda, machine);
+  // CUDAENV_DEBUG=1: the rules that decided, on stderr (stdout may be eval'd by a shell).
+  if (here && debug_enabled(base)) {
+    const auto lines = trace_lines(*here);
+    (void)!::write(STDERR_FILENO, lines.data(), lines.size());
+  }
+  return here;
+}
+
+}  // namespace cudaenv::here
