@@ -84,7 +84,8 @@ void print_explanation(const Result<activate::Activated>& activated, Context& co
   std::vector<std::string> trace;
   if (activated) {
     trace = activated->here.trace;
-  } else if (auto found = here::find_here(activate::without_activation(context.env), here(context))) {
+  } else if (auto found =
+                 here::find_here(activate::without_activation(context.env), here(context))) {
     trace = found->trace;
   }
   if (trace.empty()) return;
@@ -250,8 +251,9 @@ void add_activation_commands(CLI::App& app, Context& context, Outcome& outcome) 
   auto current = std::make_shared<CurrentOptions>();
   auto* command = app.add_subcommand("current", "The CUDA version active here and what set it");
   command->add_flag("--json", current->json, "Print it as JSON (with the trace that decided)");
-  command->add_flag("--explain", current->explain,
-                    "Say which files, stores and rules decided (CUDAENV_DEBUG=1 traces any command)");
+  command->add_flag(
+      "--explain", current->explain,
+      "Say which files, stores and rules decided (CUDAENV_DEBUG=1 traces any command)");
   command->callback(
       [current, &context, &outcome] { outcome.status = run_current(*current, context); });
 

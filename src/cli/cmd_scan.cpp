@@ -346,7 +346,8 @@ Status run_scan(const ScanOptions& options, Context& context, Outcome& outcome) 
   }
   for (const auto& path : options.paths) targets.roots.emplace_back(path);
   if (targets.toolkit_home.empty()) {
-    const auto here = activate::environment_here(context.env, paths::working_directory(context.env));
+    const auto here =
+        activate::environment_here(context.env, paths::working_directory(context.env));
     targets.toolkit_home = toolkit_home(here ? *here : context.env);
   }
   const auto walk = scan::scan_paths(targets.roots);

@@ -3,8 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/commands.hpp"
 #include "activate/activation.hpp"
+#include "cli/commands.hpp"
 #include "cli/terminal.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
@@ -117,9 +117,9 @@ struct Active {
 
 std::optional<Active> active_toolkit(const std::vector<probe::ToolkitFacts>& system,
                                      const manifest::Database* db, Context& context) {
-  auto here = here::find_here(activate::without_activation(context.env),
-                              paths::working_directory(context.env), std::nullopt,
-                              &context.sysroot);
+  auto here =
+      here::find_here(activate::without_activation(context.env),
+                      paths::working_directory(context.env), std::nullopt, &context.sysroot);
   if (!here) return std::nullopt;  // a broken .cudaenv is reported by the commands that use it
   const auto source = project::describe_source(here->selection);
   if (here->missing) {

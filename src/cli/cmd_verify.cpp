@@ -5,10 +5,10 @@
 #include <filesystem>
 #include <sstream>
 
+#include "activate/activation.hpp"
 #include "cli/cmd_lock.hpp"
 #include "cli/commands.hpp"
 #include "cli/terminal.hpp"
-#include "activate/activation.hpp"
 #include "cli/verify_json.hpp"
 #include "core/ownership.hpp"
 #include "core/paths.hpp"
@@ -159,9 +159,9 @@ Result<verify::VerifyRequest> build_request(const VerifyOptions& options, Contex
     if (!spec) return make_error(ErrorKind::usage, "SPEC: " + spec.error().message);
     request.selection.spec = *spec;
   } else {
-    auto here = here::find_here(activate::without_activation(context.env),
-                                paths::working_directory(context.env), std::nullopt,
-                                &context.sysroot);
+    auto here =
+        here::find_here(activate::without_activation(context.env),
+                        paths::working_directory(context.env), std::nullopt, &context.sysroot);
     if (!here) return here.error();
     request.selection.here = std::move(*here);
   }

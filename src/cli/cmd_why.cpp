@@ -85,8 +85,7 @@ std::string library_directory_of(const fs::path& prefix) {
 // Where the environment says the library should come from, first match deciding: the
 // project's pinned cuDNN (for cuDNN's libraries) and toolkit, then $CUDA_HOME's toolkit.
 std::vector<scan::PinnedDirectory> pinned_directories(const std::string& library,
-                                                      const Environment& here_env,
-                                                      Context& context,
+                                                      const Environment& here_env, Context& context,
                                                       std::vector<std::string>& notes) {
   std::vector<scan::PinnedDirectory> pins;
   auto here = activate::activate_here(context.env, paths::working_directory(context.env));

@@ -25,7 +25,7 @@ struct DoctorFacts {
   // What applies in the current directory (here/here.hpp): the selection, its source, the
   // toolkit serving it. Empty (the system's toolkit) when it could not be decided.
   here::Here here;
-  std::string selection_problem;  // a malformed .cudaenv or config, an untrusted prefix: a note
+  std::string selection_problem;      // a malformed .cudaenv or config, an untrusted prefix: a note
   std::vector<StoredToolkit> stored;  // the stores' toolkits, the user's first
   BinaryFacts binaries;
 };

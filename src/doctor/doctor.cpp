@@ -47,15 +47,15 @@ DoctorFacts gather_facts(const probe::ProbeContext& context) {
       gather_binary_facts(context.sysroot, context.runner, context.env,
                           facts.host.python.python_found ? facts.host.python.python : "");
   facts.stored = stored_toolkits(context.env);
-  if (auto here = here::find_here(activate::without_activation(context.env),
-                                  paths::working_directory(context.env), std::nullopt,
-                                  &context.sysroot)) {
+  if (auto here =
+          here::find_here(activate::without_activation(context.env),
+                          paths::working_directory(context.env), std::nullopt, &context.sysroot)) {
     facts.here = std::move(*here);
     for (const auto& warning : facts.here.selection.warnings)  // keys nobody reads
       facts.selection_problem += (facts.selection_problem.empty() ? "" : " | ") + warning.message;
   } else {
-    facts.selection_problem = here.error().message +
-                              (here.error().hint.empty() ? "" : "; " + here.error().hint);
+    facts.selection_problem =
+        here.error().message + (here.error().hint.empty() ? "" : "; " + here.error().hint);
   }
   return facts;
 }

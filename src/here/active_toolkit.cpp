@@ -29,8 +29,8 @@ std::optional<probe::ToolkitFacts> facts_of(const ServingToolkit& serving,
   for (const auto& toolkit : toolkits) {
     const bool in_store = reached_by(toolkit, probe::ToolkitOrigin::cudaenv);
     const auto path = in_store ? comparable(toolkit.path) : toolkit.path;
-    if (path == wanted ||
-        std::find(toolkit.found_at.begin(), toolkit.found_at.end(), wanted) != toolkit.found_at.end())
+    if (path == wanted || std::find(toolkit.found_at.begin(), toolkit.found_at.end(), wanted) !=
+                              toolkit.found_at.end())
       return toolkit;
   }
   return std::nullopt;
@@ -42,8 +42,9 @@ probe::ToolkitFacts described(const ServingToolkit& serving) {
                                                             : serving.installed.path.string();
   facts.version = serving.installed.version;
   facts.release_known = true;
-  facts.origins = {serving.place == ToolkitPlace::system_prefix ? probe::ToolkitOrigin::versioned_dir
-                                                                : probe::ToolkitOrigin::cudaenv};
+  facts.origins = {serving.place == ToolkitPlace::system_prefix
+                       ? probe::ToolkitOrigin::versioned_dir
+                       : probe::ToolkitOrigin::cudaenv};
   return facts;
 }
 
@@ -85,7 +86,8 @@ ActiveToolkit active_toolkit(const Here& here, const std::vector<probe::ToolkitF
   }
   if (here.missing) {
     active.missing = here.missing;
-    active.notes.push_back(here.missing->message + "; until it is, builds here get the system's toolkit");
+    active.notes.push_back(here.missing->message +
+                           "; until it is, builds here get the system's toolkit");
   }
   system_fallback(toolkits, active);
   return active;

@@ -123,15 +123,15 @@ Status find_toolkit(const Sysroot& sysroot, Here& here) {
   if (auto match = project::installed_match(selection, here.store, install::Receipts::skip)) {
     const auto place = in_system_store(here.store, match->path) ? ToolkitPlace::system_store
                                                                 : ToolkitPlace::user_store;
-    here.trace.push_back("store match for " + selection.cuda->str() + ": " +
-                         match->path.string());
+    here.trace.push_back("store match for " + selection.cuda->str() + ": " + match->path.string());
     here.toolkit = ServingToolkit{std::move(*match), place, ""};
   } else {
     here.trace.push_back("no toolkit in the stores matches " + selection.cuda->str());
     here.toolkit = system_match(*selection.cuda, sysroot, here.trace);
   }
   if (!here.toolkit) {
-    here.missing = not_installed("CUDA " + describe_selection(selection), install_command(selection));
+    here.missing =
+        not_installed("CUDA " + describe_selection(selection), install_command(selection));
     here.trace.push_back("nothing serves it: the environment stays the system's");
     return Ok{};
   }
@@ -149,13 +149,13 @@ Status find_cudnn(Here& here) {
   here.cudnn =
       project::installed_cudnn_match(*selection.cudnn, major, here.store, install::Receipts::skip);
   if (!here.cudnn) {
-    here.trace.push_back("no cuDNN in the stores matches " + selection.cudnn->str() +
-                         " for CUDA " + std::to_string(major));
-    here.missing = not_installed("cuDNN " + selection.cudnn->str() + " for CUDA " +
-                                     std::to_string(major) + " (from " +
-                                     project::describe_source(selection) + ")",
-                                 "cudaenv install " + here.toolkit->installed.version.str() +
-                                     " --cudnn " + selection.cudnn->str());
+    here.trace.push_back("no cuDNN in the stores matches " + selection.cudnn->str() + " for CUDA " +
+                         std::to_string(major));
+    here.missing =
+        not_installed("cuDNN " + selection.cudnn->str() + " for CUDA " + std::to_string(major) +
+                          " (from " + project::describe_source(selection) + ")",
+                      "cudaenv install " + here.toolkit->installed.version.str() + " --cudnn " +
+                          selection.cudnn->str());
     return Ok{};
   }
   here.trace.push_back("cuDNN match for " + selection.cudnn->str() + ": " +
@@ -175,7 +175,8 @@ std::string describe_place(const Here& here) {
   switch (here.toolkit->place) {
     case ToolkitPlace::user_store: return "the user's store " + here.store.root.string();
     case ToolkitPlace::system_store: return "a system store";
-    case ToolkitPlace::system_prefix: return "a system toolkit (" + here.toolkit->machine_path + ")";
+    case ToolkitPlace::system_prefix:
+      return "a system toolkit (" + here.toolkit->machine_path + ")";
   }
   return "nothing";
 }

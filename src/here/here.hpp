@@ -25,7 +25,8 @@ namespace cudaenv::here {
 enum class ToolkitPlace {
   user_store,    // the user's data root
   system_store,  // a read-only store an admin filled (CUDAENV_SYSTEM_ROOTS)
-  system_prefix  // a toolkit installed outside cudaenv (/usr/local/cuda-13.0) that satisfies the pin
+  system_prefix  // a toolkit installed outside cudaenv (/usr/local/cuda-13.0) that satisfies the
+                 // pin
 };
 
 struct ServingToolkit {

@@ -77,11 +77,11 @@ Status create_mirror_release(const fs::path& dir, const std::string& upstream,
                              InstallObserver& observer) {
   const InterruptGuard interrupt;
   const auto redist = dir / release.product / "redist";
-  auto copied = for_each_in_parallel(
-      release.archives.size(), settings.jobs, "copying the archives",
-      [&](size_t index, const FirstError& first) {
-        return mirror_archive(redist, upstream, release, index, settings, observer, first);
-      });
+  auto copied = for_each_in_parallel(release.archives.size(), settings.jobs, "copying the archives",
+                                     [&](size_t index, const FirstError& first) {
+                                       return mirror_archive(redist, upstream, release, index,
+                                                             settings, observer, first);
+                                     });
   // A signal after the last byte still stops it: the release is listed only when asked for whole.
   if (const int signal = InterruptGuard::caught())
     return interrupted_error(signal,

@@ -334,9 +334,9 @@ WalkResult scan_paths(const std::vector<fs::path>& roots, const WalkLimits& limi
     files.erase(std::unique(files.begin(), files.end()), files.end());
     std::vector<std::optional<BinaryScan>> scans(files.size());
     // Reading is mostly page faults on large files: a few threads overlap them.
-    auto read = for_each_in_parallel(files.size(), 4, "scanning binaries", [&](size_t index, const FirstError&) {
-      return scan_into(files[index], scans[index]);
-    });
+    auto read = for_each_in_parallel(
+        files.size(), 4, "scanning binaries",
+        [&](size_t index, const FirstError&) { return scan_into(files[index], scans[index]); });
     if (!read) {
       result.failure = read.error();
       return result;

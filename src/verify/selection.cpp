@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "core/ownership.hpp"
-#include "here/active_toolkit.hpp"
 #include "core/text.hpp"
+#include "here/active_toolkit.hpp"
 #include "project/selection.hpp"
 #include "resolve/toolkit_identity.hpp"
 

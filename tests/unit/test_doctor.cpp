@@ -176,7 +176,8 @@ TEST_CASE("doctor: CUDAENV_VERSION that matches no cudaenv toolkit falls back to
   const auto report = doctor_on("doctor-healthy-2404", {{"CUDAENV_VERSION", "12.1"}});
   CHECK(report.active.selected_by == "nvcc on PATH");
   REQUIRE(report.active.notes.size() == 1);
-  CHECK(text::contains(report.active.notes[0], "CUDA 12.1 (from CUDAENV_VERSION) is not installed"));
+  CHECK(
+      text::contains(report.active.notes[0], "CUDA 12.1 (from CUDAENV_VERSION) is not installed"));
   CHECK(text::contains(report.active.notes[0], "builds here get the system's toolkit"));
 }
 
