@@ -56,9 +56,10 @@ Result<Activated> activate_here(const Environment& current, const fs::path& cwd,
   ToolkitPrefix prefix{result.toolkit->path.string(), result.toolkit->version.str(), "",
                        result.selection.host_compiler};
   if (result.cudnn) prefix.cudnn_lib = cudnn_library_directory(result.cudnn->path);
-  result.environment = toolkit_environment(result.base, prefix);
+  // Chosen once: the environment and the absent-pin warning read the same choice.
   const auto host =
       choose_host_compiler(result.base, prefix.path, prefix.host_compiler, prefix.version);
+  result.environment = toolkit_environment(result.base, prefix, host);
   if (auto absent = absent_pin_warning(host, prefix.host_compiler, result.selection.file.string());
       !absent.empty())
     result.selection.warnings.push_back(make_error(ErrorKind::usage, absent));

@@ -152,7 +152,12 @@ void add_warnings_once(const project::Selection& selection, const fs::path& file
 
 std::vector<WatchedFile> watch_list(const Environment& env,
                                     const std::optional<fs::path>& project_file) {
-  const install::Store store = project::store_for(env);
+  return watch_list(env, project_file, project::store_for(env));
+}
+
+std::vector<WatchedFile> watch_list(const Environment& env,
+                                    const std::optional<fs::path>& project_file,
+                                    const install::Store& store) {
   const auto stamps = store.root / "cache" / "stamps";
   std::vector<WatchedFile> list;
   if (project_file) watch(list, *project_file, stamps);
@@ -167,7 +172,9 @@ HookOutcome hook_env(const Environment& current, const fs::path& cwd, const Live
   if (holds_foreign_record(current)) outcome.problems.push_back(foreign_record_notice());
   Environment target;
   std::optional<fs::path> project_file;  // the selection found it already; no second walk
+  std::optional<install::Store> store;   // and the store: no second lookup
   if (auto activated = activate_here(current, cwd)) {
+    if (activated->here.selects_cuda()) store = activated->here.store;
     target = std::move(activated->environment);
     if (activated->toolkit)
       target.set(activation_variable, encode(record_activation(activated->base, target)));
@@ -183,7 +190,8 @@ HookOutcome hook_env(const Environment& current, const fs::path& cwd, const Live
     project_file = project::find_project_file(cwd);  // perhaps the malformed one: watch it too
   }
   outcome.changes = managed_only(changes_between(current, target));
-  outcome.watch = watch_list(current, project_file);
+  outcome.watch =
+      store ? watch_list(current, project_file, *store) : watch_list(current, project_file);
   return outcome;
 }
 

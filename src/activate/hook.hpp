@@ -12,6 +12,7 @@
 #include "core/environment.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "install/store.hpp"
 
 namespace cudaenv::activate {
 
@@ -53,5 +54,9 @@ std::string hook_problem_line(const HookOutcome& outcome);
 // modified at every look).
 std::vector<WatchedFile> watch_list(const Environment& env,
                                     const std::optional<std::filesystem::path>& project_file);
+// The same over a store already found (what applies here found it: not a second lookup).
+std::vector<WatchedFile> watch_list(const Environment& env,
+                                    const std::optional<std::filesystem::path>& project_file,
+                                    const install::Store& store);
 
 }  // namespace cudaenv::activate

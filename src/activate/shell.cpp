@@ -111,6 +111,22 @@ std::optional<Shell> parse_shell(std::string_view name) {
   return std::nullopt;
 }
 
+HookInstall hook_install(Shell shell) {
+  switch (shell) {
+    case Shell::bash: return {"~/.bashrc", "eval \"$(cudaenv init bash)\""};
+    case Shell::zsh: return {"~/.zshrc", "eval \"$(cudaenv init zsh)\""};
+    case Shell::fish: return {"~/.config/fish/config.fish", "cudaenv init fish | source"};
+  }
+  return {"~/.bashrc", "eval \"$(cudaenv init bash)\""};
+}
+
+std::optional<Shell> login_shell(const std::optional<std::string>& shell_variable) {
+  if (!shell_variable) return std::nullopt;
+  const auto slash = shell_variable->rfind('/');
+  return parse_shell(slash == std::string::npos ? *shell_variable
+                                                : shell_variable->substr(slash + 1));
+}
+
 std::string quote(Shell shell, std::string_view value) {
   if (shell == Shell::fish) return single_quoted_fish(value);
   return all_plain(value) ? single_quoted_posix(value) : ansi_c_quoted(value);

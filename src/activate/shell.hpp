@@ -42,6 +42,18 @@ struct HookScript {
 // shell/cudaenv.{bash,zsh,fish}, compiled in.
 const std::vector<HookScript>& embedded_hook_scripts();
 
+// Where the hook goes for `shell` and the line that installs it: ~/.bashrc and
+// `eval "$(cudaenv init bash)"`, ~/.zshrc, ~/.config/fish/config.fish and `cudaenv init fish |
+// source`.
+struct HookInstall {
+  std::string rc_file;
+  std::string line;
+};
+HookInstall hook_install(Shell shell);
+
+// The user's login shell from $SHELL ("/usr/bin/zsh" -> zsh); nullopt for another shell or none.
+std::optional<Shell> login_shell(const std::optional<std::string>& shell_variable);
+
 // The hook `cudaenv init SHELL` prints, calling the cudaenv at `binary`.
 std::string hook_script(Shell shell, const std::string& binary);
 

@@ -69,8 +69,15 @@ std::map<std::string, std::string> toolkit_variables(const Environment& current,
 }
 
 Environment toolkit_environment(const Environment& current, const ToolkitPrefix& toolkit) {
+  return toolkit_environment(
+      current, toolkit,
+      choose_host_compiler(current, toolkit.path, toolkit.host_compiler, toolkit.version));
+}
+
+Environment toolkit_environment(const Environment& current, const ToolkitPrefix& toolkit,
+                                const HostCompilerChoice& host) {
   Environment result = current;
-  for (auto& [name, value] : toolkit_variables(current, toolkit)) result.set(name, value);
+  for (auto& [name, value] : toolkit_variables(current, toolkit, host)) result.set(name, value);
   return result;
 }
 

@@ -37,6 +37,9 @@ std::map<std::string, std::string> toolkit_variables(const Environment& current,
 
 // `current` with toolkit_variables applied: the environment a child process gets.
 Environment toolkit_environment(const Environment& current, const ToolkitPrefix& toolkit);
+// The same with the host compiler already chosen (activation chooses it once per run).
+Environment toolkit_environment(const Environment& current, const ToolkitPrefix& toolkit,
+                                const HostCompilerChoice& host);
 
 // A ':'-separated list with `entry` first and no other copy of it, nor of anything in `remove`.
 // Entries compare after dropping trailing slashes. Empty entries (which mean the current

@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "activate/activation.hpp"
@@ -49,7 +51,11 @@ json selection_json(const activate::Activated& activated) {
                                   "system"};
   out["source"] = sources[static_cast<int>(selection.source)];
   out["file"] = selection.file.empty() ? json(nullptr) : json(selection.file.string());
-  out["prefix"] = activated.toolkit ? json(activated.toolkit->path.string()) : json(nullptr);
+  // Nothing selected: the system's toolkit a shell reaches (the nvcc on PATH), as list names it.
+  const auto& system = activated.here.system_prefix;
+  out["prefix"] = activated.toolkit ? json(activated.toolkit->path.string())
+                  : system.empty()  ? json(nullptr)
+                                    : json(system);
   out["cudnn"] = activated.cudnn ? json(activated.cudnn->version.str()) : json(nullptr);
   out["cudnn_prefix"] = activated.cudnn ? json(activated.cudnn->path.string()) : json(nullptr);
   out["place"] = here::describe_place(activated.here);
@@ -225,6 +231,12 @@ Status run_which(const WhichOptions& options, Context& context) {
 Status run_init(const InitOptions& options, Context& context) {
   auto shell = shell_named(options.shell, "init");
   if (!shell) return shell.error();
+  // Run by hand in a terminal (not inside eval "$(...)"): say how to install it.
+  if (::isatty(STDOUT_FILENO) != 0) {
+    const auto install = activate::hook_install(*shell);
+    context.err << "# to install the hook, add this line at the end of " << install.rc_file
+                << ":\n#   " << install.line << '\n';
+  }
   context.out << activate::hook_script(*shell, hook_program().string());
   return Ok{};
 }

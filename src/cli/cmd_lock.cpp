@@ -55,8 +55,9 @@ Result<lock::ResolvedLock> resolved_lock(const LockProject& project, const Downl
   auto database = manifest::load_selected_database(paths::data_root(context.env));
   if (!database) return database.error();
   const auto source = setup.source();
-  auto resolved = lock::resolve_lock({project.pins, *targets, *database, source,
-                                      std::string("cudaenv ") + CUDAENV_VERSION_STRING});
+  auto resolved =
+      lock::resolve_lock({project.pins, *targets, *database, source,
+                          std::string("cudaenv ") + CUDAENV_VERSION_STRING, project.file.string()});
   if (!resolved) return setup.explain(resolved.error());
   return resolved;
 }

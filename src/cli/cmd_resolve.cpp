@@ -13,6 +13,7 @@
 #include "probe/compilers.hpp"
 #include "probe/driver.hpp"
 #include "project/project_file.hpp"
+#include "resolve/pinned_request.hpp"
 #include "resolve/pip_lines.hpp"
 #include "resolve/resolver.hpp"
 #include "resolve/toolkit_identity.hpp"
@@ -320,16 +321,6 @@ Result<ProjectPins> project_pins(const ResolveOptions& options, Context& context
   return pins;
 }
 
-// A spec that names an nvcc version ("13.0.88") asks for the release that ships it ("13.0.2").
-void cuda_as_release(const manifest::Database& db, resolve::Request& request,
-                     TargetReport& report) {
-  if (!request.cuda) return;
-  const auto release = resolve::install_spec(db, *request.cuda);
-  if (release == request.cuda->str()) return;
-  report.notes.push_back(request.cuda->str() + " is nvcc's version: resolving CUDA " + release);
-  request.cuda = VersionSpec::parse(release).value();
-}
-
 // The request and target from the flags, the database, the answer: what both entry points share.
 Result<Resolved> resolve_options(const ResolveOptions& flags, Context& context) {
   auto pins = project_pins(flags, context);
@@ -343,19 +334,15 @@ Result<Resolved> resolve_options(const ResolveOptions& flags, Context& context) 
   auto selected = manifest::load_selected_database(paths::data_root(context.env));
   if (!selected) return selected.error();
   auto* db = &selected->db;
-  cuda_as_release(*db, *request, *target);
-  if (pins->file) {
-    target->notes.insert(target->notes.begin(), "pins from " + pins->file->string());
-    if (request->torch && request->cuda) {
-      if (auto mismatch = resolve::torch_cuda_mismatch(*db, *request->torch, *request->cuda))
-        return mismatch->with_context(pins->file->string());
-    }
-  }
-  if (const auto unknown = resolve::unknown_versions(*db, *request); !unknown.empty()) {
-    return make_error(
-        ErrorKind::not_found, "unknown version: " + text::join(unknown, ", "),
-        "the compatibility database (revision " + db->revision + ") does not know it");
-  }
+  if (pins->file) target->notes.insert(target->notes.begin(), "pins from " + pins->file->string());
+  const resolve::Pins asked{request->cuda, request->cudnn, request->torch, request->tensorflow,
+                            request->jax};
+  auto pinned =
+      resolve::request_for_pins(*db, asked, pins->file ? pins->file->string() : std::string());
+  if (!pinned) return pinned.error();
+  for (auto& note : pinned->notes) target->notes.push_back(std::move(note));
+  pinned->request.include_unchecked = request->include_unchecked;
+  *request = pinned->request;
   auto kept = std::make_unique<manifest::Database>(std::move(*db));
   auto resolution = resolve::resolve(*kept, target->target, *request);
   return Resolved{{std::move(kept), std::move(resolution)},

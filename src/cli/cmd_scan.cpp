@@ -1,8 +1,6 @@
 // `cudaenv scan [PATH…] [--python PY] [--arch CC] [--json]`: the GPU code each installed binary
 // carries, against the GPUs here (or those --arch describes).
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 
@@ -13,6 +11,7 @@
 #include "cli/terminal.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
+#include "here/here.hpp"
 #include "manifest/load.hpp"
 #include "probe/driver.hpp"
 #include "scan/binaries.hpp"
@@ -72,12 +71,7 @@ Result<std::vector<Gpu>> gpus_from_flags(const std::vector<std::string>& flags) 
 // name it first); none when there is neither.
 std::string toolkit_home(const Environment& here) {
   if (auto home = here.get_nonempty("CUDA_HOME")) return *home;
-  for (const auto& entry : text::split(here.get("PATH").value_or(""), ':')) {
-    if (entry.empty()) continue;
-    const fs::path nvcc = fs::path(entry) / "nvcc";
-    if (::access(nvcc.c_str(), X_OK) == 0) return fs::path(entry).parent_path().string();
-  }
-  return "";
+  return here::reachable_system_prefix(here);
 }
 
 std::optional<fs::path> toolkit_library_directory(const fs::path& home) {

@@ -1,6 +1,10 @@
 // `cudaenv list`, `cudaenv list-remote`, `cudaenv uninstall`: what is installed, what the mirror
 // offers, and removing an install (a toolkit or a cuDNN build, by the specs install takes).
 
+#include <unistd.h>
+
+#include <iostream>
+
 #include <nlohmann/json.hpp>
 
 #include "activate/activation.hpp"
@@ -303,6 +307,39 @@ Result<Removal> choose_removal(const StoreOptions& options, const install::Store
   return removal;
 }
 
+// What applies here is about to lose its toolkit or cuDNN: asked on a terminal (as pyenv does),
+// refused without one unless --yes. Every later command here would say "not installed".
+Status confirm_active_removal(const Removal& removal, const StoreOptions& options,
+                              Context& context) {
+  if (options.yes) return Ok{};
+  auto here = here::find_here(activate::without_activation(context.env),
+                              paths::working_directory(context.env));
+  if (!here || here->missing) return Ok{};
+  const auto same = [](const std::filesystem::path& a, const std::filesystem::path& b) {
+    std::error_code ec;
+    return std::filesystem::equivalent(a, b, ec);
+  };
+  std::string what;
+  if (removal.toolkit && here->toolkit &&
+      same(removal.toolkit->path, here->toolkit->installed.path))
+    what = "CUDA " + removal.toolkit->version.str();
+  else if (removal.cudnn && here->cudnn && same(removal.cudnn->path, here->cudnn->path))
+    what = "cuDNN " + removal.cudnn->path.filename().string();
+  if (what.empty()) return Ok{};
+  const auto source =
+      text::printable(project::describe_source(here->selection), text::message_limit);
+  const auto question = text::printable(what) + " is active here (from " + source + ")";
+  if (::isatty(STDIN_FILENO) == 0)
+    return make_error(ErrorKind::failure, question + ": nothing was removed",
+                      "pass --yes to remove it anyway (commands here will then say it is not "
+                      "installed)");
+  context.err << question << "; remove it? [y/N] " << std::flush;
+  std::string answer;
+  if (!std::getline(std::cin, answer) || (answer != "y" && answer != "Y" && answer != "yes"))
+    return make_error(ErrorKind::failure, "nothing was removed", "");
+  return Ok{};
+}
+
 Status run_uninstall(const StoreOptions& options, Context& context) {
   if (options.version.empty() && options.cudnn_spec.empty()) {
     return make_error(ErrorKind::usage, "uninstall: name what to remove",
@@ -311,6 +348,8 @@ Status run_uninstall(const StoreOptions& options, Context& context) {
   const install::Store store{paths::data_root(context.env)};
   auto removal = choose_removal(options, store, context);
   if (!removal) return removal.error();
+  if (auto confirmed = confirm_active_removal(*removal, options, context); !confirmed)
+    return confirmed;
   if (removal->toolkit) {
     const auto what = "CUDA " + removal->toolkit->version.str();
     if (auto removed = install::remove_installed(removal->toolkit->path, what); !removed)
@@ -358,6 +397,8 @@ void add_store_commands(CLI::App& app, Context& context, Outcome& outcome) {
                                 "9.1.0-cuda12)");
   uninstall_command->add_flag("--force", uninstall->force,
                               "Also remove the toolkit the global config pins");
+  uninstall_command->add_flag("--yes", uninstall->yes,
+                              "Also remove the toolkit or cuDNN active here, without asking");
   uninstall_command->callback(
       [uninstall, &context, &outcome] { outcome.status = run_uninstall(*uninstall, context); });
 }

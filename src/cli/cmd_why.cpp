@@ -10,9 +10,11 @@
 #include "cli/terminal.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
+#include "core/untrusted.hpp"
 #include "project/selection.hpp"
 #include "scan/copies.hpp"
 #include "scan/loader.hpp"
+#include "scan/package_library.hpp"
 #include "scan/python_sites.hpp"
 
 namespace cudaenv::cli {
@@ -166,6 +168,49 @@ nlohmann::json report_json(const WhyReport& report) {
           {"notes", report.notes}};
 }
 
+// The active Python's site-packages (none without a python3 on PATH, or when it cannot say).
+std::vector<std::string> active_site_packages(Context& context) {
+  const auto python = scan::python_on_path(context.env.get("PATH").value_or(""));
+  if (python.empty()) return {};
+  auto sites = scan::python_site_packages(context.runner, python, context.env.variables());
+  return sites ? *sites : std::vector<std::string>{};
+}
+
+// --for takes a file, or an installed Python package ("torch"): its library that needs LIBRARY.
+Result<std::string> requester_for(const std::string& value, const std::string& library,
+                                  const std::vector<std::string>& sites) {
+  std::error_code ec;
+  if (value.find('/') != std::string::npos || std::filesystem::exists(value, ec)) return value;
+  if (!untrusted::is_valid(untrusted::Field::python_package, value))
+    return make_error(ErrorKind::usage, "--for " + shown(value) + ": not a file nor a package name",
+                      "give the binary that needs it, or an installed package such as torch");
+  if (auto found = scan::package_library_needing(sites, value, library)) return *found;
+  return make_error(ErrorKind::not_found,
+                    "--for " + shown(value) + ": no library of that package needs " +
+                        shown(library) + " in the active Python's site-packages" +
+                        (sites.empty() ? " (no python3 on PATH)" : ""),
+                    "check the package is installed for the python3 on PATH, or give --for FILE");
+}
+
+// Without --for: frameworks load their copy through their own RUNPATH (torch's names its nvidia
+// wheels), so say when one of them gets another copy than the plain process.
+void note_framework_copies(const scan::LoaderInput& plain, WhyReport& report,
+                           const std::vector<std::string>& sites) {
+  for (const char* package : {"torch", "jaxlib", "cupy", "tensorflow"}) {
+    const auto requester = scan::package_library_needing(sites, package, plain.library);
+    if (!requester) continue;
+    auto input = plain;
+    input.requester = *requester;
+    const auto answer = scan::simulate_loader(input);
+    if (!answer || !answer->winner) continue;
+    const auto plain_copy = report.answer.winner ? report.answer.winner->candidate : "nothing";
+    if (answer->winner->candidate == plain_copy) continue;
+    report.notes.push_back(std::string(package) + " loads " + answer->winner->candidate + " (" +
+                           answer->winner->source + "), not " + plain_copy + ": 'cudaenv why " +
+                           plain.library + " --for " + package + "' answers for it");
+  }
+}
+
 }  // namespace
 
 Status run_why(const WhyOptions& options, Context& context, Outcome& outcome) {
@@ -191,11 +236,17 @@ Status run_why(const WhyOptions& options, Context& context, Outcome& outcome) {
                           scan::default_library_directories(),
                           scan::default_platform_token(),
                           scan::default_lib_token()};
-  if (!options.for_file.empty()) input.requester = options.for_file;
+  const auto sites = active_site_packages(context);
+  if (!options.for_file.empty()) {
+    auto requester = requester_for(options.for_file, options.library, sites);
+    if (!requester) return requester.error();
+    input.requester = *requester;
+  }
   auto answer = scan::simulate_loader(input);
   if (!answer) return answer.error().with_context("--for");
   report.answer = std::move(*answer);
   for (const auto& note : report.answer.notes) report.notes.push_back(note);
+  if (options.for_file.empty()) note_framework_copies(input, report, sites);
   report.copies = scan::find_copies(options.library,
                                     copy_directories(input, report.answer, context, report.notes));
   if (report.answer.winner) report.winner = scan::describe_copy(report.answer.winner->candidate);
@@ -225,7 +276,8 @@ void add_why_command(CLI::App& app, Context& context, Outcome& outcome) {
   command->add_option("library", options->library, "The library's soname, e.g. libcudnn.so.9")
       ->required();
   command->add_option("--for", options->for_file,
-                      "The binary that needs it (its RPATH/RUNPATH count)");
+                      "The binary that needs it (its RPATH/RUNPATH count), or an installed "
+                      "Python package (torch): its library that needs it");
   command->add_flag("--json", options->json, "Print the report as JSON");
   command->callback(
       [options, &context, &outcome] { outcome.status = run_why(*options, context, outcome); });

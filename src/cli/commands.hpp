@@ -69,6 +69,7 @@ struct StoreOptions {
   bool cudnn = false;
   std::string cudnn_spec;  // uninstall --cudnn SPEC
   bool force = false;      // uninstall --force: also the global default
+  bool yes = false;        // uninstall --yes: also what is active here, without asking
   DownloadFlags download;
 };
 // `cudaenv list`, `cudaenv list-remote`, `cudaenv uninstall [SPEC] [--cudnn SPEC] [--force]`.

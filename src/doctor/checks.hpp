@@ -19,6 +19,18 @@ struct StoredToolkit {
   std::string store;  // "user store /home/a/.local/share/cudaenv", "system store /opt/cudaenv"
 };
 
+// This shell's environment against what applies in its directory (the hook's job).
+struct ShellFacts {
+  bool decided = false;  // what applies here could be computed
+  // What activation gives this directory, and what this shell has: CUDA_HOME, CUDAENV_ACTIVE,
+  // the first nvcc on PATH ("" for none).
+  std::string wanted_home, wanted_active, wanted_nvcc;
+  std::string home, active, nvcc;
+  bool hook_ran = false;  // the hook has changed this shell before (CUDAENV_DIFF)
+  std::string shell;      // $SHELL's name when it is bash, zsh or fish; else ""
+  std::string selected;   // "12.4 (from /repo/.cudaenv)", "system (from system)"
+};
+
 struct DoctorFacts {
   probe::MachineFacts machine;
   probe::HostFacts host;
@@ -28,6 +40,11 @@ struct DoctorFacts {
   std::string selection_problem;      // a malformed .cudaenv or config, an untrusted prefix: a note
   std::vector<StoredToolkit> stored;  // the stores' toolkits, the user's first
   BinaryFacts binaries;
+  ShellFacts shell;
+  // The host compiler activation hands the selected toolkit's nvcc (activate/host_compiler.hpp),
+  // so the check judges the compiler the builds here really get; nullopt: nvcc's default.
+  std::optional<std::string> activation_compiler;
+  std::string activation_compiler_reason;
 };
 
 struct CheckInput {
@@ -59,6 +76,9 @@ Finding check_framework(const CheckInput& in);
 Finding check_framework_binaries(const CheckInput& in);
 Finding check_cudnn_copies(const CheckInput& in);
 Finding check_triton_ptxas(const CheckInput& in);
+// The shell (checks_shell.cpp): does this shell have what applies here, and if not, why.
+Finding check_shell_hook(const CheckInput& in);
+ShellFacts gather_shell_facts(const Environment& env);
 // The stores (checks_stores.cpp): where each toolkit comes from, whether this driver serves it.
 Finding check_stores(const CheckInput& in);
 std::vector<StoredToolkit> stored_toolkits(const Environment& env);

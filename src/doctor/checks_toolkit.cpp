@@ -227,6 +227,13 @@ namespace {
 // this nvcc reads it (CUDA 12.5 on), else the first gcc on PATH. An NVCC_CCBIN it ignores is
 // said in `evidence`.
 std::string compiler_nvcc_runs(const CheckInput& in, std::vector<std::string>& evidence) {
+  // A selected toolkit gets the compiler activation chooses for it (the same rules, so doctor
+  // and `cudaenv which --host-compiler` agree), hook or no hook.
+  if (in.active.selected && in.facts.activation_compiler) {
+    evidence.push_back("activation hands nvcc " + *in.facts.activation_compiler + ": " +
+                       in.facts.activation_compiler_reason);
+    return *in.facts.activation_compiler;
+  }
   const auto release = in.active.toolkit->version->str();
   std::string wanted = "gcc";
   for (const auto& v : in.facts.machine.env.variables) {

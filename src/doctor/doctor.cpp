@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "activate/activation.hpp"
+#include "activate/host_compiler.hpp"
 #include "core/paths.hpp"
 #include "here/here.hpp"
 #include "probe/host.hpp"
@@ -27,6 +28,8 @@ constexpr Check check_table[] = {
     check_framework_binaries, check_cudnn_copies, check_triton_ptxas,
     // Which store each toolkit comes from (checks_stores.cpp).
     check_stores,
+    // Whether this shell has what applies here (checks_shell.cpp).
+    check_shell_hook,
 };
 // clang-format on
 
@@ -47,6 +50,15 @@ DoctorFacts gather_facts(const probe::ProbeContext& context) {
       gather_binary_facts(context.sysroot, context.runner, context.env,
                           facts.host.python.python_found ? facts.host.python.python : "");
   facts.stored = stored_toolkits(context.env);
+  facts.shell = gather_shell_facts(context.env);
+  if (facts.here.toolkit && !facts.here.missing) {
+    const auto& toolkit = facts.here.toolkit->installed;
+    const auto choice = activate::choose_host_compiler(
+        activate::without_activation(context.env), toolkit.path.string(),
+        facts.here.selection.host_compiler, toolkit.version.str());
+    facts.activation_compiler = choice.compiler;
+    facts.activation_compiler_reason = choice.reason;
+  }
   if (auto here =
           here::find_here(activate::without_activation(context.env),
                           paths::working_directory(context.env), std::nullopt, &context.sysroot)) {

@@ -9,6 +9,7 @@
 #include "project/project_file.hpp"
 #include "project/schema.hpp"
 #include "project/targets.hpp"
+#include "resolve/pinned_request.hpp"
 #include "resolve/resolver.hpp"
 #include "resolve/rules.hpp"
 
@@ -51,13 +52,18 @@ Status plan_from_lock(const fs::path& lock_path, RecipePlan& plan) {
   return Ok{};
 }
 
-// Without a lock: the newest cuDNN the database pairs with the image's toolkit.
-Status plan_cudnn(const VersionSpec& spec, const manifest::Database& db,
+// Without a lock: the cuDNN the project's own resolution picks for the image's toolkit — its
+// framework pins included, through the request policy `resolve` and `lock` use.
+Status plan_cudnn(const project::ProjectFile& file, const manifest::Database& db,
                   const fs::path& project_file, RecipePlan& plan) {
-  resolve::Request request;
-  request.cuda = VersionSpec::parse(plan.toolkit).value();
-  request.cudnn = spec;
-  const auto resolution = resolve::resolve_without_suggestions(db, resolve::Target{}, request);
+  const auto& spec = *file.cudnn;
+  const resolve::Pins pins{
+      VersionSpec::parse(plan.toolkit).value(), spec, project::framework_pin(file, "torch"),
+      project::framework_pin(file, "tensorflow"), project::framework_pin(file, "jax")};
+  auto pinned = resolve::request_for_pins(db, pins, project_file.string());
+  if (!pinned) return pinned.error();
+  const auto resolution =
+      resolve::resolve_without_suggestions(db, resolve::Target{}, pinned->request);
   if (!resolution.ok() || resolution.best().cudnn == nullptr)
     return make_error(ErrorKind::not_found,
                       text::printable(project_file.string(), text::message_limit) +
@@ -179,8 +185,7 @@ Result<RecipePlan> plan_recipe(const fs::path& project_file, const manifest::Dat
     if (!toolkit) return toolkit.error();
     plan.toolkit = *toolkit;
     if (file->cudnn) {
-      if (auto cudnn = plan_cudnn(*file->cudnn, db, project_file, plan); !cudnn)
-        return cudnn.error();
+      if (auto cudnn = plan_cudnn(*file, db, project_file, plan); !cudnn) return cudnn.error();
     }
   }
   plan_host_compiler(*file, db, plan);

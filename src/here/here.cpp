@@ -163,7 +163,31 @@ Status find_cudnn(Here& here) {
   return ownership::check_prefix(here.cudnn->path, ownership::cudnn_layout(), "cuDNN");
 }
 
+// What builds get when nothing here selects a toolkit (or none serves the selection).
+void note_system_toolkit(const Environment& base, Here& here) {
+  here.system_prefix = reachable_system_prefix(base);
+  here.trace.push_back(here.system_prefix.empty()
+                           ? "the system's toolkit: none (no nvcc on PATH, no CUDA_HOME)"
+                           : "the system's toolkit: " + here.system_prefix +
+                                 " (the nvcc on PATH, else CUDA_HOME)");
+}
+
 }  // namespace
+
+std::string reachable_system_prefix(const Environment& env) {
+  std::error_code ec;
+  for (const auto& entry : text::split(env.get("PATH").value_or(""), ':')) {
+    if (entry.empty()) continue;
+    const auto nvcc = fs::path(entry) / "nvcc";
+    if (::access(nvcc.c_str(), X_OK) != 0) continue;
+    const auto real = fs::weakly_canonical(nvcc, ec);
+    return (ec ? nvcc : real).parent_path().parent_path().string();
+  }
+  if (const auto home = env.get_nonempty("CUDA_HOME");
+      home && ::access((fs::path(*home) / "bin" / "nvcc").c_str(), X_OK) == 0)
+    return *home;
+  return "";
+}
 
 std::string describe_selection(const project::Selection& selection) {
   const auto spec = selection.cuda ? selection.cuda->str() : std::string("system");
@@ -203,7 +227,10 @@ Result<Here> decide(const Environment& base, const fs::path& cwd,
   if (!selection) return selection.error();
   here.selection = std::move(*selection);
   here.trace.push_back("selection: " + describe_selection(here.selection));
-  if (!here.selection.cuda) return here;
+  if (!here.selection.cuda) {
+    note_system_toolkit(base, here);
+    return here;
+  }
   here.store = project::store_for(base);
   here.trace.push_back("stores consulted: " + store_list(here.store));
   if (auto trusted = ownership::check_data_root(here.store.root); !trusted) return trusted.error();
@@ -211,6 +238,7 @@ Result<Here> decide(const Environment& base, const fs::path& cwd,
   if (auto found = find_toolkit(machine ? *machine : from_environment, here); !found)
     return found.error();
   if (auto found = find_cudnn(here); !found) return found.error();
+  if (here.missing) note_system_toolkit(base, here);
   return here;
 }
 

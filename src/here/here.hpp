@@ -44,6 +44,9 @@ struct Here {
   // Selected but served by nothing: the one error every command reports (not_found, with the
   // install command as the hint). The environment is then the system's, as if nothing applied.
   std::optional<Error> missing;
+  // When nothing is selected (or nothing serves the selection): the system's toolkit as a shell
+  // reaches it without probing — the nvcc on PATH (links resolved), else $CUDA_HOME's; "" none.
+  std::string system_prefix;
   // The rules that decided, one line each, in order.
   std::vector<std::string> trace;
 
@@ -58,6 +61,10 @@ struct Here {
 Result<Here> find_here(const Environment& base, const std::filesystem::path& cwd,
                        const std::optional<VersionSpec>& forced_cuda = std::nullopt,
                        const Sysroot* machine = nullptr);
+
+// The prefix of the first executable nvcc on PATH (its links resolved: /usr/local/cuda/bin/nvcc
+// gives /usr/local/cuda-13.0), else $CUDA_HOME when it holds bin/nvcc; "" for none.
+std::string reachable_system_prefix(const Environment& env);
 
 // "12.4 (from /repo/.cudaenv)", "system (from system)": a selection for messages.
 std::string describe_selection(const project::Selection& selection);

@@ -6,6 +6,7 @@
 #include "install/components.hpp"
 #include "install/remote.hpp"
 #include "project/targets.hpp"
+#include "resolve/pinned_request.hpp"
 #include "resolve/resolver.hpp"
 
 namespace cudaenv::lock {
@@ -16,19 +17,10 @@ namespace {
 // older one gets CUDAHOSTCXX in the lock.
 constexpr int default_gcc_major = 13;
 
-resolve::Request request_for(const project::ProjectFile& project) {
-  resolve::Request request;
-  request.cuda = project.cuda;
-  request.cudnn = project.cudnn;
-  const std::pair<const char*, std::optional<VersionSpec> resolve::Request::*> pins[] = {
-      {"torch", &resolve::Request::torch},
-      {"tensorflow", &resolve::Request::tensorflow},
-      {"jax", &resolve::Request::jax}};
-  for (const auto& [name, field] : pins) {
-    if (const auto it = project.frameworks.find(name); it != project.frameworks.end())
-      request.*field = it->second;
-  }
-  return request;
+// The project's pins, as the one request policy (resolve/pinned_request.hpp) reads them.
+resolve::Pins pins_of(const project::ProjectFile& project) {
+  return {project.cuda, project.cudnn, project::framework_pin(project, "torch"),
+          project::framework_pin(project, "tensorflow"), project::framework_pin(project, "jax")};
 }
 
 resolve::Target machine_for(const std::vector<const project::DeclaredTarget*>& targets) {
@@ -178,11 +170,9 @@ std::string database_digest(const manifest::SelectedDatabase& database) {
 
 Result<ResolvedLock> resolve_lock(const LockInputs& inputs) {
   const auto& db = inputs.database.db;
-  const auto request = request_for(inputs.project);
-  if (const auto unknown = resolve::unknown_versions(db, request); !unknown.empty())
-    return make_error(ErrorKind::not_found, "unknown version: " + text::join(unknown, ", "),
-                      "the compatibility database (revision " + db.revision +
-                          ") does not know it; cudaenv db update fetches a newer one");
+  auto pinned = resolve::request_for_pins(db, pins_of(inputs.project), inputs.origin);
+  if (!pinned) return pinned.error();
+  const auto& request = pinned->request;
   std::vector<const project::DeclaredTarget*> all;
   for (const auto& target : inputs.targets) all.push_back(&target);
   const auto resolution = resolve::resolve_without_suggestions(db, machine_for(all), request);

@@ -25,6 +25,7 @@ struct LockInputs {
   const manifest::SelectedDatabase& database;
   const install::ReleaseSource& source;
   std::string generated_by;  // "cudaenv 1.2.0"
+  std::string origin = {};   // the .cudaenv the pins come from, for errors
 };
 
 // The set for these inputs: the lock without its frameworks, and what each framework build the

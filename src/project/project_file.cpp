@@ -189,4 +189,9 @@ std::optional<fs::path> find_project_file(const fs::path& start) {
   return std::nullopt;
 }
 
+std::optional<VersionSpec> framework_pin(const ProjectFile& file, const std::string& name) {
+  const auto it = file.frameworks.find(name);
+  return it == file.frameworks.end() ? std::nullopt : std::optional<VersionSpec>(it->second);
+}
+
 }  // namespace cudaenv::project

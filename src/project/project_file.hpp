@@ -29,6 +29,9 @@ struct ProjectFile {
   std::vector<Error> warnings;
 };
 
+// The file's pin of a framework ("torch", "tensorflow", "jax"), if any.
+std::optional<VersionSpec> framework_pin(const ProjectFile& file, const std::string& name);
+
 // The version of a file that holds only a version ("12.1", besides comments and blank lines);
 // nullopt for any other text, TOML included.
 std::optional<std::string> bare_version(std::string_view text);

@@ -209,6 +209,21 @@ def a_toolkit_that_refuses_the_images_gcc_gets_an_older_one_as_the_hook_would_se
 
 
 @case
+def the_recipes_cudnn_is_the_projects_own_resolution(tmp):
+    """torch 2.5's wheels are built against cuDNN 9.1: `cudaenv resolve` with the project's pins
+    picks 9.1.0, and so must the recipe (not the database's newest 9.x)."""
+    project = project_dir(tmp, 'cuda = "12.4"\ncudnn = "9"\n[frameworks]\ntorch = "2.5"\n')
+    resolved = subprocess.run([BINARY, "resolve", "--no-detect", "--json"], cwd=project,
+                              env=clean_env(tmp, PWD=project), capture_output=True, text=True, timeout=60)
+    wanted = json.loads(resolved.stdout)["cudnn"]["version"]
+    proc = export(tmp, project, "dockerfile")
+    check(proc.returncode == 0, f"export: {proc.stderr}")
+    chosen = re.search(r"cudaenv install '12\.4\.1' --cudnn '([0-9.]+)'", proc.stdout)
+    check(chosen is not None and chosen.group(1) == wanted,
+          f"the recipe's cuDNN {chosen and chosen.group(1)} is resolve's {wanted}")
+
+
+@case
 def bad_input_is_refused_with_the_fix(tmp):
     empty = tmp / "nowhere"
     empty.mkdir()

@@ -5,6 +5,7 @@ decided."""
 
 import json
 import os
+import subprocess
 
 from harness import BINARY, DEBIAN_PATH, case, check, clean_env, finish, install_synthetic_toolkits, run_in
 
@@ -109,6 +110,59 @@ def the_decision_can_be_explained(tmp):
     (odd / ".cudaenv").write_text('cuda = "12.4"\n')
     shown = run_in(["current", "--explain"], env, odd, expect=0)
     check("\x1b" not in shown.stdout and "\\x1b" in shown.stdout, f"the trace is printable: {shown.stdout!r}")
+
+
+def shell_finding(env, cwd):
+    report = json.loads(run_in(["doctor", "--json"], env, cwd).stdout)
+    return next(f for f in report["findings"] if f["id"] == "shell-hook")
+
+
+def hook_env(env, cwd):
+    """The environment a bash with the hook has after `cd cwd`."""
+    script = f'cd "$1" && eval "$("{BINARY}" hook-env --shell bash)" && env -0'
+    proc = subprocess.run(["bash", "--norc", "-c", script, "bash", str(cwd)], env=env, capture_output=True,
+                          text=True, timeout=120)
+    check(proc.returncode == 0, f"hook-env in {cwd}: {proc.stderr}")
+    return dict(item.split("=", 1) for item in proc.stdout.split("\0") if "=" in item)
+
+
+@case
+def doctor_names_a_missing_or_stale_hook_and_the_line_that_mends_it(tmp):
+    env = install_synthetic_toolkits(tmp, PATH=DEBIAN_PATH, SHELL="/usr/bin/zsh")
+    here = project(tmp, 'cuda = "12.4"\n')
+    missing = shell_finding(env, here)
+    check(missing["status"] == "warn" and "the shell hook is not installed" in missing["summary"],
+          f"no hook: {missing}")
+    check("echo 'eval \"$(cudaenv init zsh)\"' >> ~/.zshrc" in missing["fix"], f"the line to add: {missing['fix']}")
+    hooked = hook_env(env, here)
+    check(shell_finding(hooked, here)["status"] == "ok", f"with the hook: {shell_finding(hooked, here)}")
+    other = tmp / "other"
+    other.mkdir()
+    (other / ".cudaenv").write_text('cuda = "12.1"\n')
+    stale = shell_finding(hook_env(env, other), here)
+    check(stale["status"] == "warn" and "the shell hook is stale: this shell carries CUDA 12.1.1" in stale["summary"],
+          f"a shell still carrying the other project's toolkit: {stale}")
+    overridden = dict(hooked, PATH=f"{tmp}/root/toolkits/12.1.1/bin:" + hooked["PATH"])
+    later = shell_finding(overridden, here)
+    check(later["status"] == "warn" and "overrides the hook" in later["summary"], f"a later PATH line: {later}")
+    init = subprocess.run([BINARY, "init", "zsh"], env=env, capture_output=True, text=True, timeout=60)
+    check("to install the hook" not in init.stderr, "inside eval \"$(...)\" init says nothing on stderr")
+
+
+@case
+def uninstalling_what_is_active_here_asks_first(tmp):
+    env = install_synthetic_toolkits(tmp, PATH=DEBIAN_PATH)
+    here = project(tmp, 'cuda = "12.4"\n')
+    refused = run_in(["uninstall", "12.4.1"], env, here)
+    check(refused.returncode == 1 and "CUDA 12.4.1 is active here (from " in refused.stderr
+          and "--yes" in refused.stderr, f"refused without a terminal: {refused.returncode} {refused.stderr}")
+    check((tmp / "root" / "toolkits" / "12.4.1").is_dir(), "nothing was removed")
+    answered = subprocess.run([BINARY, "uninstall", "12.4.1"], env=env, cwd=here, input="n\n",
+                              capture_output=True, text=True, timeout=60)
+    check((tmp / "root" / "toolkits" / "12.4.1").is_dir(), f"stdin not a terminal, still kept: {answered.stderr}")
+    run_in(["uninstall", "12.1.1"], env, here, expect=0)  # not active here: no question
+    removed = run_in(["uninstall", "12.4.1", "--yes"], env, here, expect=0)
+    check(not (tmp / "root" / "toolkits" / "12.4.1").exists(), f"--yes removes it: {removed.stderr}")
 
 
 finish()

@@ -151,7 +151,7 @@ def no_project_with_a_system_nvcc_on_path(tmp):
     env = environment(tmp, sysroot, path_dirs=[system_toolkit / "bin"])
     ask_everyone(Situation("no project, system nvcc on PATH", work, env, library="libcudart.so.13"),
                  toolkit=str(system_toolkit),
-                 known={'current --json': "current names no path for the system's toolkit (the front program probes nothing)", 'scan --json': "scan without CUDA_HOME reads the host's PATH, not the fixture machine's", 'why --json': 'why answers for a plain process, whose search order has no nvcc on PATH'})
+                 known={'scan --json': "scan without CUDA_HOME reads the host's PATH, not the fixture machine's", 'why --json': 'why answers for a plain process, whose search order has no nvcc on PATH'})
 
 
 @case

@@ -210,4 +210,36 @@ def real_cudnn_version_read_from_its_elf(tmp):
         check(graph["version"] == expected, (graph, header, expected))
 
 
+@case
+def for_a_package_answers_for_its_library_and_a_plain_answer_notes_the_framework(tmp):
+    """torch loads cuDNN through its own DT_RPATH (its wheels' nvidia/cudnn/lib), ahead of
+    LD_LIBRARY_PATH: `why --for torch` answers for libtorch_cuda.so, and a plain `why` says that
+    torch gets another copy than a plain process."""
+    python, site = make_venv(tmp / "venv")
+    wheel = site / "nvidia" / "cudnn" / "lib"
+    wheel.mkdir(parents=True)
+    cudnn_like(wheel / "libcudnn.so.9")
+    stray = tmp / "stray"
+    stray.mkdir()
+    cudnn_like(stray / "libcudnn.so.9")
+    torch_lib = site / "torch" / "lib"
+    torch_lib.mkdir(parents=True)
+    source = tmp / "torch_cuda.c"
+    source.write_text("int torch_cuda(void) { return 0; }\n")
+    subprocess.run(["cc", "-shared", "-fPIC", str(source), "-o", str(torch_lib / "libtorch_cuda.so"),
+                    f"-L{wheel}", "-Wl,--no-as-needed", "-l:libcudnn.so.9", "-Wl,--disable-new-dtags",
+                    "-Wl,-rpath,$ORIGIN/../../nvidia/cudnn/lib"], check=True)
+    env = clean_env(tmp, PATH=f"{python.parent}:/usr/bin:/bin", LD_LIBRARY_PATH=str(stray))
+    plain = json.loads(run_in(["why", "libcudnn.so.9", "--json"], env, tmp).stdout)
+    check(plain["loads"]["path"] == str(stray / "libcudnn.so.9"), f"a plain process: {plain['loads']}")
+    check(any(n.startswith(f"torch loads {wheel}/libcudnn.so.9 (DT_RPATH of libtorch_cuda.so)") and "--for torch" in n
+              for n in plain["notes"]), f"the note names torch's copy: {plain['notes']}")
+    framework = json.loads(run_in(["why", "libcudnn.so.9", "--for", "torch", "--json"], env, tmp).stdout)
+    check(Path(framework["loads"]["path"]).resolve() == (wheel / "libcudnn.so.9").resolve(),
+          f"--for torch answers for libtorch_cuda.so: {framework['loads']}")
+    expect_error(run_in(["why", "libcudnn.so.9", "--for", "tensorflow"], env, tmp), 3,
+                 "--for tensorflow", "no library of that package needs libcudnn.so.9")
+    expect_error(run_in(["why", "libcudnn.so.9", "--for", "a b"], env, tmp), 2, "not a file nor a package name")
+
+
 finish()

@@ -10,6 +10,7 @@
 #include "core/paths.hpp"
 #include "core/process.hpp"
 #include "core/text.hpp"
+#include "doctor/checks.hpp"
 #include "doctor/doctor.hpp"
 #include "manifest/load.hpp"
 #include "probe/library_loader.hpp"
@@ -72,7 +73,7 @@ TEST_CASE("doctor: a healthy Ubuntu 24.04 machine passes every check") {
         "kernel-module=ok nouveau=ok secure-boot=ok dkms=ok driver-packages=ok device-nodes=ok "
         "nvidia-smi=ok driver-toolkit=ok gpu-arch=ok cuda-link=ok library-path=ok "
         "host-compiler=ok glibc-headers=ok framework=ok framework-binaries=skip cudnn-copies=skip "
-        "triton-ptxas=skip stores=skip");
+        "triton-ptxas=skip stores=skip shell-hook=ok");
   CHECK_FALSE(report.has_failure());
   CHECK(report.active.selected_by == "nvcc on PATH");
   CHECK(report.active.toolkit->path == "/usr/local/cuda-13.0");
@@ -90,7 +91,7 @@ TEST_CASE("doctor: nouveau holds the GPU, so the installed driver 535 cannot loa
         "device-nodes=fail nvidia-smi=fail driver-toolkit=ok gpu-arch=skip cuda-link=ok "
         "library-path=ok host-compiler=fail glibc-headers=skip framework=skip "
         "framework-binaries=skip "
-        "cudnn-copies=skip triton-ptxas=skip stores=skip");
+        "cudnn-copies=skip triton-ptxas=skip stores=skip shell-hook=ok");
   const auto& module = finding(report, "kernel-module");
   CHECK(text::contains(module.summary, "nouveau is loaded and holds the GPU"));
   CHECK(any_contains(module.evidence, "dmesg: [   61.204911] NVRM: The NVIDIA probe routine"));
@@ -146,7 +147,7 @@ TEST_CASE("doctor: a Tesla K80 on driver 470 with CUDA 12.4 active") {
         "kernel-module=ok nouveau=ok secure-boot=ok dkms=ok driver-packages=ok device-nodes=ok "
         "nvidia-smi=ok driver-toolkit=fail gpu-arch=fail cuda-link=warn library-path=warn "
         "host-compiler=ok glibc-headers=skip framework=fail framework-binaries=skip "
-        "cudnn-copies=skip triton-ptxas=skip stores=skip");
+        "cudnn-copies=skip triton-ptxas=skip stores=skip shell-hook=ok");
   const auto& driver = finding(report, "driver-toolkit");
   CHECK(driver.summary ==
         "driver 470.256.02 is too old for CUDA 12.4.1: it needs >= 550.54.15 (minor-version "
@@ -211,4 +212,88 @@ TEST_CASE(
                      "cuda 11.8.0 (user store /home/a/.local/share/cudaenv): served under "
                      "minor-version compatibility"));
   CHECK(any_contains(f.fix, "use CUDA 11.8.0"));
+}
+
+namespace {
+
+doctor::Finding shell_finding(const doctor::ShellFacts& shell) {
+  doctor::DoctorFacts facts;
+  facts.shell = shell;
+  const doctor::ActiveToolkit active{};
+  return doctor::check_shell_hook({facts, database(), active});
+}
+
+doctor::ShellFacts project_shell() {
+  doctor::ShellFacts shell;
+  shell.decided = true;
+  shell.selected = "12.4 (from /repo/.cudaenv)";
+  shell.wanted_home = "/store/toolkits/12.4.1";
+  shell.wanted_active = "12.4.1";
+  shell.wanted_nvcc = "/store/toolkits/12.4.1/bin/nvcc";
+  shell.shell = "zsh";
+  return shell;
+}
+
+}  // namespace
+
+TEST_CASE("doctor: a shell without the hook in a project is named, with the line to add") {
+  auto shell = project_shell();
+  shell.nvcc = "/usr/local/cuda/bin/nvcc";
+  const auto f = shell_finding(shell);
+  CHECK(f.status == doctor::CheckStatus::warn);
+  CHECK(text::contains(f.summary, "the shell hook is not installed"));
+  CHECK(text::contains(f.summary, "/usr/local/cuda/bin/nvcc"));
+  REQUIRE(f.fix.size() == 2);
+  CHECK(f.fix[1] == "echo 'eval \"$(cudaenv init zsh)\"' >> ~/.zshrc");
+}
+
+TEST_CASE("doctor: a stale hook and a later rc line are told apart") {
+  auto stale = project_shell();
+  stale.home = "/store/toolkits/12.1.1";
+  stale.active = "12.1.1";
+  stale.nvcc = "/store/toolkits/12.1.1/bin/nvcc";
+  stale.hook_ran = true;
+  auto f = shell_finding(stale);
+  CHECK(f.status == doctor::CheckStatus::warn);
+  CHECK(text::contains(f.summary, "the shell hook is stale: this shell carries CUDA 12.1.1"));
+  CHECK(f.fix.front() == "eval \"$(cudaenv hook-env --shell zsh)\"");
+
+  auto overridden = project_shell();
+  overridden.home = overridden.wanted_home;
+  overridden.active = overridden.wanted_active;
+  overridden.nvcc = "/opt/other/bin/nvcc";
+  overridden.hook_ran = true;
+  f = shell_finding(overridden);
+  CHECK(text::contains(f.summary, "a later line of ~/.zshrc overrides the hook"));
+
+  auto fine = project_shell();
+  fine.home = fine.wanted_home;
+  fine.active = fine.wanted_active;
+  fine.nvcc = fine.wanted_nvcc;
+  CHECK(shell_finding(fine).status == doctor::CheckStatus::ok);
+  CHECK(shell_finding(doctor::ShellFacts{}).status == doctor::CheckStatus::skip);
+}
+
+TEST_CASE("doctor: the host-compiler check judges the compiler activation hands nvcc") {
+  // CUDA 11.8 pinned, c++ is GCC 13 (too new), g++-11 installed: activation chooses g++-11, so
+  // the check passes on it instead of failing on the default.
+  doctor::DoctorFacts facts;
+  facts.machine.compilers = {{"g++", "gcc", "/usr/bin/g++", *Version::parse("13.2.0")},
+                             {"g++-11", "gcc", "/usr/bin/g++-11", *Version::parse("11.4.0")}};
+  facts.activation_compiler = "/usr/bin/g++-11";
+  facts.activation_compiler_reason = "c++ is GCC 13, newer than CUDA 11.8 accepts";
+  probe::ToolkitFacts toolkit;
+  toolkit.path = "/store/toolkits/11.8.0";
+  toolkit.version = *Version::parse("11.8.0");
+  doctor::ActiveToolkit active;
+  active.toolkit = toolkit;
+  active.selected = true;
+  const auto f = doctor::check_host_compiler({facts, database(), active});
+  CHECK(f.status == doctor::CheckStatus::ok);
+  CHECK(text::contains(f.summary, "gcc 11.4.0 is accepted by CUDA 11.8"));
+  // The system's toolkit (nothing selected) is judged on what the shell's nvcc runs: c++.
+  active.selected = false;
+  facts.machine.compilers.front().name = "gcc";
+  CHECK(doctor::check_host_compiler({facts, database(), active}).status ==
+        doctor::CheckStatus::fail);
 }
