@@ -8,14 +8,12 @@
 #include <ctime>
 #include <fstream>
 #include <system_error>
-#include <tuple>
 
 #include <nlohmann/json.hpp>
 
 #include "core/files.hpp"
 #include "core/safe_write.hpp"
 #include "core/text.hpp"
-#include "core/untrusted.hpp"
 
 namespace cudaenv::install {
 
@@ -80,17 +78,6 @@ constexpr std::pair<const char*, std::string Receipt::*> receipt_text_fields[] =
     {"mirror", &Receipt::mirror},     {"installed_at", &Receipt::installed_at},
     {"source", &Receipt::source}};
 
-// A receipt's values later name components, versions and archives in messages, locks and
-// lookups: each one given keeps its grammar (core/untrusted.hpp), as a mirror's manifest does.
-Status check_given(untrusted::Field field, const std::string& value, const std::string& where) {
-  if (value.empty()) return Ok{};
-  auto checked = untrusted::check(field, value, where, ErrorKind::usage);
-  if (!checked)
-    return make_error(ErrorKind::usage, checked.error().message,
-                      "reinstall with 'cudaenv install --force' or remove that directory");
-  return Ok{};
-}
-
 Result<ReceiptComponent> read_receipt_component(const nlohmann::json& value,
                                                 const std::string& origin, std::size_t index) {
   const auto where = origin + ": components[" + std::to_string(index) + "]";
@@ -104,13 +91,6 @@ Result<ReceiptComponent> read_receipt_component(const nlohmann::json& value,
     if (auto status = reader.text(key, component.*field); !status) return status.error();
   }
   if (auto status = reader.size("size", component.size); !status) return status.error();
-  for (const auto& [field, given, key] :
-       {std::tuple{untrusted::Field::component_name, &component.name, "name"},
-        std::tuple{untrusted::Field::component_version, &component.version, "version"},
-        std::tuple{untrusted::Field::sha256, &component.sha256, "sha256"}}) {
-    if (auto status = check_given(field, *given, where + ": " + key); !status)
-      return status.error();
-  }
   return component;
 }
 
@@ -182,16 +162,6 @@ Result<Receipt> parse_receipt(std::string_view text, const std::string& origin) 
   const ReceiptReader top{document, origin};
   for (const auto& [key, field] : receipt_text_fields) {
     if (auto status = top.text(key, receipt.*field); !status) return status.error();
-  }
-  if (!receipt.product.empty() && receipt.product != "cuda" && receipt.product != "cudnn")
-    return receipt_error(
-        origin, "product \"" + text::printable(receipt.product) + "\" is neither cuda nor cudnn");
-  for (const auto& [field, given, key] :
-       {std::tuple{untrusted::Field::release_version, &receipt.version, "version"},
-        std::tuple{untrusted::Field::component_name, &receipt.platform, "platform"},
-        std::tuple{untrusted::Field::component_name, &receipt.variant, "variant"}}) {
-    if (auto status = check_given(field, *given, origin + ": " + key); !status)
-      return status.error();
   }
   const auto components = document.find("components");
   if (components == document.end()) return receipt;
