@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/safe_write.hpp"
 #include "core/files.hpp"
+#include "core/safe_write.hpp"
 #include "install/interrupt.hpp"
 #include "install/store.hpp"
 #include "manifest/db_install.hpp"

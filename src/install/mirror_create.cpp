@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/safe_write.hpp"
 #include "core/files.hpp"
 #include "core/parallel.hpp"
+#include "core/safe_write.hpp"
 #include "install/db_update.hpp"
 #include "install/remote.hpp"
 

@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/safe_write.hpp"
 #include "core/files.hpp"
 #include "core/parallel.hpp"
+#include "core/safe_write.hpp"
 #include "install/extract.hpp"
 
 namespace cudaenv::install {
