@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/safe_write.hpp"
 #include "core/files.hpp"
+#include "core/safe_write.hpp"
 
 namespace cudaenv::doctor {
 

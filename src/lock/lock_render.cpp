@@ -6,8 +6,8 @@
 #include <openssl/evp.h>
 #include <toml++/toml.h>
 
-#include "core/safe_write.hpp"
 #include "core/files.hpp"
+#include "core/safe_write.hpp"
 #include "lock/lock_file.hpp"
 
 namespace cudaenv::lock {

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/safe_write.hpp"
 #include "core/files.hpp"
+#include "core/safe_write.hpp"
 #include "core/text.hpp"
 #include "probe/kernel_module.hpp"
 

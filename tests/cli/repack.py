@@ -3,6 +3,7 @@ parts of a toolkit installed on this machine, or NVIDIA's component wheels from 
 are .tar.xz with one top directory, as NVIDIA packs them (the tests use a fast xz preset; the
 install benchmark packs with xz's default preset, as NVIDIA's archives are)."""
 
+import fcntl
 import hashlib
 import json
 import lzma
@@ -160,6 +161,16 @@ WHEEL_RELEASES = {
 def wheel_mirror(cache, workdir):
     """A mirror (kept under `cache`) of WHEEL_RELEASES packed from NVIDIA's wheels, or None when
     the wheels cannot be downloaded."""
+    # test_cuda11, test_e2e_install and test_e2e_cmake may run at once on a cold cache: one packs
+    # while the others wait, or a second packing would replace archives the first one's
+    # manifest names (their xz bytes differ from run to run) and its install fails on sha256.
+    Path(cache).mkdir(parents=True, exist_ok=True)
+    with open(Path(cache) / "wheel-mirror.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _wheel_mirror_locked(cache, workdir)
+
+
+def _wheel_mirror_locked(cache, workdir):
     mirror = Path(cache) / "wheel-mirror"
     missing = {release: pins for release, pins in WHEEL_RELEASES.items()
                if not (mirror / "cuda" / "redist" / f"redistrib_{release}.json").exists()}
