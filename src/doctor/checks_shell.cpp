@@ -79,10 +79,10 @@ Finding check_shell_hook(const CheckInput& in) {
     conclude(f, CheckStatus::skip, "what applies here could not be decided (see the notes)");
     return f;
   }
-  f.evidence = {"applies here: " + shown(shell.selected),
-                "CUDA_HOME: this shell " + shown(shell.home) + ", here " + shown(shell.wanted_home),
-                "nvcc first on PATH: this shell " + shown(shell.nvcc) + ", here " +
-                    shown(shell.wanted_nvcc)};
+  f.evidence = {
+      "applies here: " + shown(shell.selected),
+      "CUDA_HOME: this shell " + shown(shell.home) + ", here " + shown(shell.wanted_home),
+      "nvcc first on PATH: this shell " + shown(shell.nvcc) + ", here " + shown(shell.wanted_nvcc)};
   const bool same_toolkit = shell.home == shell.wanted_home && shell.active == shell.wanted_active;
   if (same_toolkit && shell.nvcc == shell.wanted_nvcc) {
     conclude(f, CheckStatus::ok, "this shell's CUDA_HOME and nvcc are what applies here");
@@ -98,12 +98,12 @@ Finding check_shell_hook(const CheckInput& in) {
     return f;
   }
   if (!same_toolkit) {
-    conclude(f, CheckStatus::warn,
-             "the shell hook is stale: this shell carries CUDA " + shown(shell.active) +
-                 " but " + (shell.wanted_active.empty() ? "the system's toolkit"
-                                                        : "CUDA " + shell.wanted_active) +
-                 " applies here (a later line of " + install.rc_file +
-                 " may reset the prompt hook, or this runs from a script)");
+    conclude(
+        f, CheckStatus::warn,
+        "the shell hook is stale: this shell carries CUDA " + shown(shell.active) + " but " +
+            (shell.wanted_active.empty() ? "the system's toolkit" : "CUDA " + shell.wanted_active) +
+            " applies here (a later line of " + install.rc_file +
+            " may reset the prompt hook, or this runs from a script)");
     f.fix = {hook_env_line(shell),
              "# and keep '" + install.line + "' the last line of " + install.rc_file};
     return f;

@@ -40,8 +40,8 @@ std::optional<std::string> package_library_needing(const std::vector<std::string
     std::error_code ec;
     if (!fs::is_directory(root, ec)) continue;
     size_t seen = 0;
-    for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied,
-                                             ec),
+    for (fs::recursive_directory_iterator
+             it(root, fs::directory_options::skip_permission_denied, ec),
          end;
          !ec && it != end && ++seen <= max_entries; it.increment(ec)) {
       if (it.depth() >= max_depth) it.disable_recursion_pending();
