@@ -315,6 +315,9 @@ Status confirm_active_removal(const Removal& removal, const StoreOptions& option
   auto here = here::find_here(activate::without_activation(context.env),
                               paths::working_directory(context.env));
   if (!here || here->missing) return Ok{};
+  // The global default is kept unless --force (check_not_pinned): that flag is the consent.
+  if (options.force && here->selection.source == project::SelectionSource::global_config)
+    return Ok{};
   const auto same = [](const std::filesystem::path& a, const std::filesystem::path& b) {
     std::error_code ec;
     return std::filesystem::equivalent(a, b, ec);
