@@ -226,7 +226,7 @@ Status run_why(const WhyOptions& options, Context& context, Outcome& outcome) {
   if (!here_env) return here_env.error();
   const auto library_path = context.env.get("LD_LIBRARY_PATH").value_or("");
   if (here_env->get("CUDA_HOME") != context.env.get("CUDA_HOME"))
-    report.notes.push_back(
+    report.notes.emplace_back(
         "this shell's CUDA_HOME is not what applies here (is the hook installed? see 'cudaenv "
         "init'): a process started from it gets another toolkit than the project's");
   scan::LoaderInput input{options.library,

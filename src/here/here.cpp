@@ -73,7 +73,7 @@ std::vector<std::string> system_prefixes(const Sysroot& sysroot) {
     if (text::starts_with(name, "cuda-")) prefixes.push_back("/usr/local/" + name);
   }
   std::sort(prefixes.rbegin(), prefixes.rend());
-  prefixes.push_back("/opt/cuda");
+  prefixes.emplace_back("/opt/cuda");
   return prefixes;
 }
 
@@ -132,7 +132,7 @@ Status find_toolkit(const Sysroot& sysroot, Here& here) {
   if (!here.toolkit) {
     here.missing =
         not_installed("CUDA " + describe_selection(selection), install_command(selection));
-    here.trace.push_back("nothing serves it: the environment stays the system's");
+    here.trace.emplace_back("nothing serves it: the environment stays the system's");
     return Ok{};
   }
   // The one place every path that runs a toolkit's programs goes through (env, exec, which, the

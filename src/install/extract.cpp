@@ -203,10 +203,11 @@ class EntryTree {
   std::string path_of(std::uint32_t id) const {
     std::vector<std::string_view> names;
     for (; id != 0; id = nodes_[id].parent) names.push_back(nodes_[id].name);
+    std::reverse(names.begin(), names.end());  // collected leaf first
     std::string path;
-    for (auto it = names.rbegin(); it != names.rend(); ++it) {
+    for (const auto name : names) {
       if (!path.empty()) path += '/';
-      path += *it;
+      path += name;
     }
     return path;
   }
