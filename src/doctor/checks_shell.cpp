@@ -2,31 +2,17 @@
 // not carry means the prompt hook is not installed, has stopped running, or is overridden by a
 // later line of the rc file. Each cause is named with the line that mends it.
 
-#include <unistd.h>
-
-#include <filesystem>
-
 #include "activate/activation.hpp"
 #include "activate/here.hpp"
 #include "activate/shell.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "doctor/checks.hpp"
+#include "here/here.hpp"
 
 namespace cudaenv::doctor {
 
 namespace {
-
-namespace fs = std::filesystem;
-
-std::string first_nvcc(const Environment& env) {
-  for (const auto& entry : text::split(env.get("PATH").value_or(""), ':')) {
-    if (entry.empty()) continue;
-    const auto nvcc = fs::path(entry) / "nvcc";
-    if (::access(nvcc.c_str(), X_OK) == 0) return nvcc.string();
-  }
-  return "";
-}
 
 std::string shown(const std::string& value) {
   return value.empty() ? std::string("none") : text::printable(value, text::message_limit);
@@ -60,10 +46,10 @@ ShellFacts gather_shell_facts(const Environment& env) {
   facts.decided = true;
   facts.wanted_home = wanted.get("CUDA_HOME").value_or("");
   facts.wanted_active = wanted.get("CUDAENV_ACTIVE").value_or("");
-  facts.wanted_nvcc = first_nvcc(wanted);
+  facts.wanted_nvcc = here::first_nvcc_on_path(wanted);
   facts.home = env.get("CUDA_HOME").value_or("");
   facts.active = env.get("CUDAENV_ACTIVE").value_or("");
-  facts.nvcc = first_nvcc(env);
+  facts.nvcc = here::first_nvcc_on_path(env);
   facts.hook_ran = env.get("CUDAENV_DIFF").has_value();
   if (const auto shell = activate::login_shell(env.get("SHELL")))
     facts.shell = *shell == activate::Shell::bash  ? "bash"

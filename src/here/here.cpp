@@ -67,13 +67,11 @@ bool in_system_store(const install::Store& store, const fs::path& path) {
 }
 
 // Toolkits installed outside cudaenv where NVIDIA's installers put them, newest name first.
+// probe's list of installer locations, so the two never drift apart.
 std::vector<std::string> system_prefixes(const Sysroot& sysroot) {
-  std::vector<std::string> prefixes;
-  for (const auto& name : sysroot.list_directory("/usr/local")) {
-    if (text::starts_with(name, "cuda-")) prefixes.push_back("/usr/local/" + name);
-  }
+  auto prefixes = probe::versioned_prefixes(sysroot);
   std::sort(prefixes.rbegin(), prefixes.rend());
-  prefixes.emplace_back("/opt/cuda");
+  prefixes.emplace_back(probe::opt_cuda_prefix);
   return prefixes;
 }
 
@@ -174,14 +172,20 @@ void note_system_toolkit(const Environment& base, Here& here) {
 
 }  // namespace
 
-std::string reachable_system_prefix(const Environment& env) {
-  std::error_code ec;
+std::string first_nvcc_on_path(const Environment& env) {
   for (const auto& entry : text::split(env.get("PATH").value_or(""), ':')) {
     if (entry.empty()) continue;
     const auto nvcc = fs::path(entry) / "nvcc";
-    if (::access(nvcc.c_str(), X_OK) != 0) continue;
+    if (::access(nvcc.c_str(), X_OK) == 0) return nvcc.string();
+  }
+  return "";
+}
+
+std::string reachable_system_prefix(const Environment& env) {
+  if (const auto nvcc = first_nvcc_on_path(env); !nvcc.empty()) {
+    std::error_code ec;
     const auto real = fs::weakly_canonical(nvcc, ec);
-    return (ec ? nvcc : real).parent_path().parent_path().string();
+    return (ec ? fs::path(nvcc) : real).parent_path().parent_path().string();
   }
   if (const auto home = env.get_nonempty("CUDA_HOME");
       home && ::access((fs::path(*home) / "bin" / "nvcc").c_str(), X_OK) == 0)

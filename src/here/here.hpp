@@ -25,14 +25,14 @@ namespace cudaenv::here {
 enum class ToolkitPlace {
   user_store,    // the user's data root
   system_store,  // a read-only store an admin filled (CUDAENV_SYSTEM_ROOTS)
-  system_prefix  // a toolkit installed outside cudaenv (/usr/local/cuda-13.0) that satisfies the
+  system_prefix  // a toolkit installed outside cudaenv, where probe looks, that satisfies the
                  // pin
 };
 
 struct ServingToolkit {
   install::Installed installed;  // path (as this process reaches it) and release version
   ToolkitPlace place = ToolkitPlace::user_store;
-  std::string machine_path;  // system_prefix only: the path on the machine (/usr/local/cuda-13.0)
+  std::string machine_path;  // system_prefix only: its path on the machine (below any sysroot)
 };
 
 struct Here {
@@ -61,6 +61,9 @@ struct Here {
 Result<Here> find_here(const Environment& base, const std::filesystem::path& cwd,
                        const std::optional<VersionSpec>& forced_cuda = std::nullopt,
                        const Sysroot* machine = nullptr);
+
+// The first executable nvcc on PATH, as written there ("" none).
+std::string first_nvcc_on_path(const Environment& env);
 
 // The prefix of the first executable nvcc on PATH (its links resolved: /usr/local/cuda/bin/nvcc
 // gives /usr/local/cuda-13.0), else $CUDA_HOME when it holds bin/nvcc; "" for none.

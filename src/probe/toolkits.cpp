@@ -106,13 +106,10 @@ std::vector<Candidate> path_nvcc_candidates(const ToolkitSearch& search) {
 
 std::vector<Candidate> system_candidates(const ToolkitSearch& search) {
   std::vector<Candidate> found;
-  for (const auto& name : search.sysroot.list_directory("/usr/local")) {
-    if (text::starts_with(name, "cuda-")) {
-      found.push_back({"/usr/local/" + name, ToolkitOrigin::versioned_dir});
-    }
-  }
+  for (auto& prefix : versioned_prefixes(search.sysroot))
+    found.push_back({std::move(prefix), ToolkitOrigin::versioned_dir});
   found.push_back({"/usr/local/cuda", ToolkitOrigin::default_link});
-  found.push_back({"/opt/cuda", ToolkitOrigin::opt_cuda});
+  found.push_back({opt_cuda_prefix, ToolkitOrigin::opt_cuda});
   if (auto home = search.env.get_nonempty("CUDA_HOME")) {
     found.push_back({*home, ToolkitOrigin::cuda_home});
   }
@@ -259,6 +256,14 @@ DpkgPackages parse_dpkg_status(std::string_view status) {
   }
   flush();
   return packages;
+}
+
+std::vector<std::string> versioned_prefixes(const Sysroot& sysroot) {
+  std::vector<std::string> prefixes;
+  for (const auto& name : sysroot.list_directory("/usr/local")) {
+    if (text::starts_with(name, "cuda-")) prefixes.push_back("/usr/local/" + name);
+  }
+  return prefixes;
 }
 
 std::optional<ToolkitVersion> read_toolkit_version(const Sysroot& sysroot, ProcessRunner& runner,

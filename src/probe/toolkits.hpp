@@ -27,6 +27,11 @@ struct ToolkitSearch {
 // Every toolkit found, each once (however many ways lead to it), newest first.
 std::vector<ToolkitFacts> probe_toolkits(const ToolkitSearch& search);
 
+// Where NVIDIA's installers put toolkits: /usr/local/cuda-X.Y (each one there, sorted by
+// name), and /opt/cuda (Arch's package).
+std::vector<std::string> versioned_prefixes(const Sysroot& sysroot);
+inline constexpr const char* opt_cuda_prefix = "/opt/cuda";
+
 // Where /usr/local/cuda points, hop by hop; nullopt when there is no such link or directory.
 std::optional<DefaultLinkFacts> probe_default_link(const Sysroot& sysroot);
 
