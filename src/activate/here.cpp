@@ -37,37 +37,40 @@ std::string warning_lines(const project::Selection& selection) {
   return lines;
 }
 
-Result<Activated> activate_here(const Environment& current, const fs::path& cwd,
-                                const std::optional<VersionSpec>& forced_cuda) {
+Activated activate(here::Here here, const Environment& current) {
   Activated result;
   result.base = without_activation(current);
-  auto here = here::find_here(result.base, cwd, forced_cuda);
-  if (!here) return here.error();
-  const bool debug = here::debug_enabled(current);
-  result.selection = here->selection;
-  if (here->missing) return *here->missing;
-  if (!here->toolkit) {
+  result.selection = here.selection;
+  if (!here.toolkit || here.missing) {
     result.environment = result.base;
-    result.here = std::move(*here);
+    result.here = std::move(here);
     return result;
   }
-  result.toolkit = here->toolkit->installed;
-  result.cudnn = here->cudnn;
+  result.toolkit = here.toolkit->installed;
+  result.cudnn = here.cudnn;
   ToolkitPrefix prefix{result.toolkit->path.string(), result.toolkit->version.str(), "",
                        result.selection.host_compiler};
   if (result.cudnn) prefix.cudnn_lib = cudnn_library_directory(result.cudnn->path);
-  // Chosen once: the environment and the absent-pin warning read the same choice.
-  const auto host =
+  result.host =
       choose_host_compiler(result.base, prefix.path, prefix.host_compiler, prefix.version);
-  result.environment = toolkit_environment(result.base, prefix, host);
-  if (auto absent = absent_pin_warning(host, prefix.host_compiler, result.selection.file.string());
+  result.environment = toolkit_environment(result.base, prefix, *result.host);
+  if (auto absent =
+          absent_pin_warning(*result.host, prefix.host_compiler, result.selection.file.string());
       !absent.empty())
     result.selection.warnings.push_back(make_error(ErrorKind::usage, absent));
-  here->trace.push_back("host compiler: " + host.compiler.value_or("nvcc's default") + " (" +
-                        host.reason + ")");
-  if (debug) debug_line(here->trace.back());
-  result.here = std::move(*here);
+  here.trace.push_back("host compiler: " + result.host->compiler.value_or("nvcc's default") + " (" +
+                       result.host->reason + ")");
+  if (here::debug_enabled(current)) debug_line(here.trace.back());
+  result.here = std::move(here);
   return result;
+}
+
+Result<Activated> activate_here(const Environment& current, const fs::path& cwd,
+                                const std::optional<VersionSpec>& forced_cuda) {
+  auto here = here::find_here(without_activation(current), cwd, forced_cuda);
+  if (!here) return here.error();
+  if (here->missing) return *here->missing;
+  return activate(std::move(*here), current);
 }
 
 namespace {
@@ -83,14 +86,19 @@ bool carries(const Environment& current, const Environment& activated) {
 
 }  // namespace
 
-Result<Environment> environment_here(const Environment& current, const fs::path& cwd) {
-  auto activated = activate_here(current, cwd);
-  if (!activated) {
-    if (activated.error().kind != ErrorKind::not_found) return activated.error();
-    return without_activation(current);
-  }
-  if (carries(current, activated->environment)) return current;
-  return activated->environment;
+Applied apply(here::Here here, const Environment& current) {
+  auto activated = activate(std::move(here), current);
+  Applied applied{std::move(activated.here), activated.environment,
+                  std::move(activated.environment), std::move(activated.host)};
+  if (applied.here.toolkit && !applied.here.missing && carries(current, applied.environment))
+    applied.environment = current;
+  return applied;
+}
+
+Result<Applied> environment_here(const Environment& current, const fs::path& cwd) {
+  auto here = here::find_here(without_activation(current), cwd);
+  if (!here) return here.error();
+  return apply(std::move(*here), current);
 }
 
 }  // namespace cudaenv::activate

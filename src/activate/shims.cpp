@@ -136,10 +136,20 @@ Result<ToolTarget> resolve_tool(const Environment& current, const fs::path& cwd,
     return ToolTarget{path.string(), std::move(environment)};
   }
   auto found = real_program_on_path(tool, environment.get("PATH").value_or(""));
-  if (!found)
+  if (!found) {
+    // Builds here still find the system's toolkit (CMake and torch look in $CUDA_HOME and
+    // /usr/local/cuda): name it, so the fix is one step.
+    const auto& system = activated->here.system_prefix;
+    const auto has_tool = !system.empty() && is_executable_file(fs::path(system) / "bin" / tool);
     return make_error(ErrorKind::not_found,
-                      tool + ": no CUDA version is selected here and there is none on PATH",
-                      "select one: cudaenv use <version> (or set CUDAENV_VERSION)");
+                      tool + ": no CUDA version is selected here and there is none on PATH" +
+                          (has_tool ? "; the system's toolkit " + system + " (" +
+                                          activated->here.system_origin + ") has one"
+                                    : ""),
+                      has_tool
+                          ? "put " + system + "/bin on PATH, or select one: cudaenv use <version>"
+                          : "select one: cudaenv use <version> (or set CUDAENV_VERSION)");
+  }
   return ToolTarget{*found, std::move(environment)};
 }
 

@@ -51,11 +51,13 @@ json selection_json(const activate::Activated& activated) {
                                   "system"};
   out["source"] = sources[static_cast<int>(selection.source)];
   out["file"] = selection.file.empty() ? json(nullptr) : json(selection.file.string());
-  // Nothing selected: the system's toolkit a shell reaches (the nvcc on PATH), as list names it.
+  // Nothing selected: the system's toolkit the builds here get, as list, doctor and verify name it.
   const auto& system = activated.here.system_prefix;
   out["prefix"] = activated.toolkit ? json(activated.toolkit->path.string())
                   : system.empty()  ? json(nullptr)
                                     : json(system);
+  out["system_origin"] =
+      activated.toolkit || system.empty() ? json(nullptr) : json(activated.here.system_origin);
   out["cudnn"] = activated.cudnn ? json(activated.cudnn->version.str()) : json(nullptr);
   out["cudnn_prefix"] = activated.cudnn ? json(activated.cudnn->path.string()) : json(nullptr);
   out["place"] = here::describe_place(activated.here);
@@ -203,9 +205,7 @@ Status run_which_host_compiler(Context& context) {
     context.out << "c++\nwhy: no CUDA toolkit is active here: nvcc's default host compiler\n";
     return Ok{};
   }
-  const auto choice = activate::choose_host_compiler(
-      activated->base, activated->toolkit->path.string(), activated->selection.host_compiler,
-      activated->toolkit->version.str());
+  const auto& choice = *activated->host;  // the choice activation made, not a second one
   const auto why = text::printable(choice.reason, text::message_limit);
   if (!choice.missing_package.empty())
     return make_error(ErrorKind::failure,

@@ -33,6 +33,11 @@ json report_to_json(const doctor::Report& report) {
   out["schema_version"] = 1;
   out["ok"] = !report.has_failure();
   out["active_toolkit"] = active_to_json(report.active);
+  // A selection nothing serves: what applies here, and the command that installs it.
+  out["missing"] = report.active.missing ? json{{"selected_by", report.active.selected_by},
+                                                {"message", report.active.missing->message},
+                                                {"hint", report.active.missing->hint}}
+                                         : json(nullptr);
   out["notes"] = report.active.notes;
   out["summary"] = {{"ok", report.count(doctor::CheckStatus::ok)},
                     {"warn", report.count(doctor::CheckStatus::warn)},

@@ -65,13 +65,10 @@ Result<std::vector<Gpu>> gpus_from_flags(const std::vector<std::string>& flags) 
   return gpus;
 }
 
-// The toolkit that applies here: $CUDA_HOME of the environment activation gives this directory
-// (the project's toolkit whether or not the hook ran), else /usr/local/cuda.
-// Without a CUDA_HOME, the toolkit of the nvcc on PATH (the system's as list, doctor and verify
-// name it first); none when there is neither.
-std::string toolkit_home(const Environment& here) {
-  if (auto home = here.get_nonempty("CUDA_HOME")) return *home;
-  return here::reachable_system_prefix(here);
+// The toolkit that applies here, hook or no hook: the selection's, else the system's the builds
+// get (here/'s one order); "" for none.
+std::string toolkit_home(const here::Here& here) {
+  return here.toolkit && !here.missing ? here.toolkit->installed.path.string() : here.system_prefix;
 }
 
 std::optional<fs::path> toolkit_library_directory(const fs::path& home) {
@@ -82,12 +79,21 @@ std::optional<fs::path> toolkit_library_directory(const fs::path& home) {
   return std::nullopt;
 }
 
-// cuDNN directories on LD_LIBRARY_PATH (where activation puts the active cuDNN).
-std::vector<fs::path> cudnn_directories(const Environment& env) {
+// The cuDNN that applies here (the project's), then any other on LD_LIBRARY_PATH.
+std::vector<fs::path> cudnn_directories(const activate::Applied& applied) {
   std::vector<fs::path> found;
-  for (const auto& entry : text::split(env.get("LD_LIBRARY_PATH").value_or(""), ':')) {
-    std::error_code error;
-    if (!entry.empty() && fs::exists(fs::path(entry) / "libcudnn.so.9", error))
+  std::error_code error;
+  if (applied.here.cudnn && !applied.here.missing) {
+    for (const char* lib : {"lib", "lib64"})
+      if (const auto dir = applied.here.cudnn->path / lib; fs::is_directory(dir, error)) {
+        found.push_back(dir);
+        break;
+      }
+  }
+  for (const auto& entry :
+       text::split(applied.environment.get("LD_LIBRARY_PATH").value_or(""), ':')) {
+    if (entry.empty() || !fs::exists(fs::path(entry) / "libcudnn.so.9", error)) continue;
+    if (std::find(found.begin(), found.end(), fs::path(entry)) == found.end())
       found.emplace_back(entry);
   }
   return found;
@@ -95,9 +101,12 @@ std::vector<fs::path> cudnn_directories(const Environment& env) {
 
 Result<Targets> default_targets(const ScanOptions& options, Context& context) {
   Targets targets;
-  auto here = activate::environment_here(context.env, paths::working_directory(context.env));
-  if (!here) return here.error();
-  targets.toolkit_home = toolkit_home(*here);
+  auto applied = activate::environment_here(context.env, paths::working_directory(context.env));
+  if (!applied) return applied.error();
+  // A project's toolkit that is not installed is the same error here as in every command; the
+  // paths given on the command line are still scanned without it.
+  if (applied->here.missing && options.paths.empty()) return *applied->here.missing;
+  targets.toolkit_home = toolkit_home(applied->here);
   const auto python = options.python.empty()
                           ? scan::python_on_path(context.env.get("PATH").value_or(""))
                           : options.python;
@@ -112,7 +121,7 @@ Result<Targets> default_targets(const ScanOptions& options, Context& context) {
   }
   if (options.paths.empty() && options.python.empty()) {
     if (auto lib = toolkit_library_directory(targets.toolkit_home)) targets.roots.push_back(*lib);
-    for (auto& directory : cudnn_directories(*here)) targets.roots.push_back(directory);
+    for (auto& directory : cudnn_directories(*applied)) targets.roots.push_back(directory);
   }
   return targets;
 }
@@ -339,10 +348,10 @@ Status run_scan(const ScanOptions& options, Context& context, Outcome& outcome) 
     targets = std::move(*found);
   }
   for (const auto& path : options.paths) targets.roots.emplace_back(path);
-  if (targets.toolkit_home.empty()) {
-    const auto here =
-        activate::environment_here(context.env, paths::working_directory(context.env));
-    targets.toolkit_home = toolkit_home(here ? *here : context.env);
+  if (targets.toolkit_home.empty()) {  // paths given: the toolkit only names Triton's ptxas fix
+    if (auto applied =
+            activate::environment_here(context.env, paths::working_directory(context.env)))
+      targets.toolkit_home = toolkit_home(applied->here);
   }
   const auto walk = scan::scan_paths(targets.roots);
   if (walk.failure) return *walk.failure;

@@ -45,27 +45,22 @@ void add_glob(const fs::path& parent, const std::string& prefix, const std::stri
 }
 
 // Every place a copy may live: where the loader looked, the pip wheels of the active Python,
-// the toolkits on disk and in the store.
+// the toolkit that applies here, the toolkits on disk and in the store.
 std::vector<std::string> copy_directories(const scan::LoaderInput& input,
-                                          const scan::LoaderAnswer& answer, Context& context,
-                                          std::vector<std::string>& notes) {
+                                          const scan::LoaderAnswer& answer,
+                                          const activate::Applied& applied,
+                                          const std::vector<std::string>& sites, Context& context) {
   std::vector<std::string> directories;
   for (const auto& step : answer.steps)
     directories.push_back(fs::path(step.candidate).parent_path().string());
   for (const auto& entry : text::split(input.ld_library_path, ':'))
     if (!entry.empty()) directories.push_back(entry);
-  if (const auto python = scan::python_on_path(context.env.get("PATH").value_or(""));
-      !python.empty()) {
-    if (auto sites = scan::python_site_packages(context.runner, python, context.env.variables())) {
-      for (const auto& site : *sites)
-        for (auto& directory : scan::wheel_library_directories(site))
-          directories.push_back(directory);
-    } else {
-      notes.push_back("pip wheels not searched: " + sites.error().message);
-    }
-  }
-  if (const auto home = context.env.get_nonempty("CUDA_HOME"))
+  for (const auto& site : sites)
+    for (auto& directory : scan::wheel_library_directories(site)) directories.push_back(directory);
+  if (const auto home = applied.environment.get_nonempty("CUDA_HOME"))
     directories.push_back(*home + "/lib64");
+  if (!applied.here.system_prefix.empty())
+    directories.push_back(applied.here.system_prefix + "/lib64");
   add_glob("/usr/local", "cuda", "lib64", directories);
   const auto root = paths::data_root(context.env);
   add_glob(root / "toolkits", "", "lib64", directories);
@@ -84,25 +79,23 @@ std::string library_directory_of(const fs::path& prefix) {
                                                  : (prefix / "lib64").string();
 }
 
-// Where the environment says the library should come from, first match deciding: the
-// project's pinned cuDNN (for cuDNN's libraries) and toolkit, then $CUDA_HOME's toolkit.
+// Where the library should come from here, first match deciding: the project's pinned cuDNN (for
+// cuDNN's libraries) and toolkit, then the toolkit of $CUDA_HOME.
 std::vector<scan::PinnedDirectory> pinned_directories(const std::string& library,
-                                                      const Environment& here_env, Context& context,
-                                                      std::vector<std::string>& notes) {
+                                                      const activate::Applied& applied) {
   std::vector<scan::PinnedDirectory> pins;
-  auto here = activate::activate_here(context.env, paths::working_directory(context.env));
-  if (!here) {
-    notes.push_back("the project's pins not checked: " + here.error().message);
-  } else if (here->toolkit) {
-    const auto source = project::describe_source(here->selection);
-    const auto use = "cudaenv use " + here->selection.cuda->str();
-    if (here->cudnn && here->selection.cudnn && text::starts_with(library, "libcudnn"))
-      pins.push_back({"the pinned cuDNN " + here->selection.cudnn->str() + " (from " + source + ")",
-                      library_directory_of(here->cudnn->path), use + " --cudnn"});
-    pins.push_back({"the pinned toolkit " + here->toolkit->version.str() + " (from " + source + ")",
-                    (here->toolkit->path / "lib64").string(), "cudaenv use"});
+  const auto& here = applied.here;
+  if (here.toolkit && !here.missing) {
+    const auto source = project::describe_source(here.selection);
+    const auto use = "cudaenv use " + here.selection.cuda->str();
+    if (here.cudnn && here.selection.cudnn && text::starts_with(library, "libcudnn"))
+      pins.push_back({"the pinned cuDNN " + here.selection.cudnn->str() + " (from " + source + ")",
+                      library_directory_of(here.cudnn->path), use + " --cudnn"});
+    pins.push_back(
+        {"the pinned toolkit " + here.toolkit->installed.version.str() + " (from " + source + ")",
+         (here.toolkit->installed.path / "lib64").string(), "cudaenv use"});
   }
-  if (const auto home = here_env.get_nonempty("CUDA_HOME")) {
+  if (const auto home = applied.environment.get_nonempty("CUDA_HOME")) {
     for (const char* lib : {"/lib64", "/lib"})
       pins.push_back({"the active toolkit ($CUDA_HOME)", *home + lib, "cudaenv use"});
   }
@@ -110,6 +103,7 @@ std::vector<scan::PinnedDirectory> pinned_directories(const std::string& library
 }
 
 struct WhyReport {
+  nlohmann::json applies;  // what applies here: the toolkit, cuDNN and source every command names
   scan::LoaderAnswer answer;
   std::vector<scan::LibraryCopy> copies;
   std::optional<scan::LibraryCopy> winner;
@@ -119,6 +113,17 @@ struct WhyReport {
 
 void print_report(const WhyOptions& options, const WhyReport& report, Context& context) {
   auto& out = context.out;
+  const auto& applies = report.applies;
+  out << "Applies    "
+      << (applies["missing"].is_string()
+              ? shown(applies["missing"].get<std::string>())
+              : (applies["toolkit"].is_string() ? shown(applies["toolkit"].get<std::string>())
+                                                : std::string("no toolkit")) +
+                    (applies["cudnn"].is_string()
+                         ? ", cuDNN " + shown(applies["cudnn"].get<std::string>())
+                         : std::string()) +
+                    " (from " + shown(applies["source"].get<std::string>()) + ")")
+      << '\n';
   out << "Search order for " << shown(options.library)
       << (options.for_file.empty() ? "" : " needed by " + shown(options.for_file)) << ":\n";
   for (size_t i = 0; i < report.answer.steps.size(); ++i) {
@@ -160,7 +165,8 @@ nlohmann::json report_json(const WhyReport& report) {
   for (const auto& step : report.answer.steps)
     steps.push_back({{"path", step.candidate}, {"source", step.source}, {"found", step.found}});
   for (const auto& copy : report.copies) copies.push_back(copy_json(copy));
-  return {{"search", steps},
+  return {{"applies", report.applies},
+          {"search", steps},
           {"loads", report.winner ? copy_json(*report.winner) : nlohmann::json(nullptr)},
           {"copies", copies},
           {"mismatch", report.mismatch},
@@ -168,12 +174,16 @@ nlohmann::json report_json(const WhyReport& report) {
           {"notes", report.notes}};
 }
 
-// The active Python's site-packages (none without a python3 on PATH, or when it cannot say).
-std::vector<std::string> active_site_packages(Context& context) {
+// The active Python's site-packages (none without a python3 on PATH; a note when it cannot say).
+std::vector<std::string> active_site_packages(Context& context, std::vector<std::string>& notes) {
   const auto python = scan::python_on_path(context.env.get("PATH").value_or(""));
   if (python.empty()) return {};
   auto sites = scan::python_site_packages(context.runner, python, context.env.variables());
-  return sites ? *sites : std::vector<std::string>{};
+  if (!sites) {
+    notes.push_back("pip wheels not searched: " + sites.error().message);
+    return {};
+  }
+  return *sites;
 }
 
 // --for takes a file, or an installed Python package ("torch"): its library that needs LIBRARY.
@@ -213,30 +223,75 @@ void note_framework_copies(const scan::LoaderInput& plain, WhyReport& report,
 
 }  // namespace
 
+namespace {
+
+// What applies here, as current, list and the hook name it.
+nlohmann::json applies_json(const activate::Applied& applied) {
+  const auto& here = applied.here;
+  const bool served = here.toolkit && !here.missing;
+  const auto toolkit = served ? here.toolkit->installed.path.string() : here.system_prefix;
+  return {
+      {"toolkit", toolkit.empty() ? nlohmann::json(nullptr) : nlohmann::json(toolkit)},
+      {"cudnn",
+       served && here.cudnn ? nlohmann::json(here.cudnn->path.string()) : nlohmann::json(nullptr)},
+      {"source", here.selection.cuda
+                     ? project::describe_source(here.selection)
+                     : "system (" +
+                           (here.system_origin.empty() ? std::string("none") : here.system_origin) +
+                           ")"},
+      {"missing", here.missing ? nlohmann::json(here.missing->message) : nlohmann::json(nullptr)}};
+}
+
+// The loader's answer for a process started from this very shell, when the shell does not carry
+// what applies here (no hook, a stale one): a note when it would load another copy.
+void note_this_shell(const scan::LoaderInput& here_input, const activate::Applied& applied,
+                     Context& context, WhyReport& report) {
+  const auto shell_path = context.env.get("LD_LIBRARY_PATH").value_or("");
+  if (shell_path == here_input.ld_library_path &&
+      applied.environment.get("CUDA_HOME") == context.env.get("CUDA_HOME"))
+    return;
+  auto input = here_input;
+  input.ld_library_path = shell_path;
+  const auto answer = scan::simulate_loader(input);
+  const auto here_copy = report.answer.winner ? report.answer.winner->candidate : "nothing";
+  const auto shell_copy = answer && answer->winner ? answer->winner->candidate : "nothing";
+  if (shell_copy != here_copy)
+    report.notes.push_back(
+        "this shell does not carry what applies here (is the hook installed? "
+        "see 'cudaenv init'): a process started from it now loads " +
+        shell_copy + " instead; 'cudaenv exec -- PROGRAM' runs one as here");
+  else if (applied.environment.get("CUDA_HOME") != context.env.get("CUDA_HOME"))
+    report.notes.emplace_back(
+        "this shell's CUDA_HOME is not what applies here (is the hook installed? see 'cudaenv "
+        "init'): builds started from it get another toolkit");
+}
+
+}  // namespace
+
 Status run_why(const WhyOptions& options, Context& context, Outcome& outcome) {
   if (options.library.empty() || options.library.find('/') != std::string::npos)
     return make_error(
         ErrorKind::usage, "LIBRARY " + shown(options.library) + ": not a library name",
         "give a soname such as libcudnn.so.9 (a file that needs it goes in --for FILE)");
   WhyReport report;
-  // The loader is simulated for a process started from this shell (its LD_LIBRARY_PATH, with any
-  // override a later rc line made); the pins it is judged against are what applies here, hook or
-  // no hook, and a shell that lacks them is named.
-  auto here_env = activate::environment_here(context.env, paths::working_directory(context.env));
-  if (!here_env) return here_env.error();
-  const auto library_path = context.env.get("LD_LIBRARY_PATH").value_or("");
-  if (here_env->get("CUDA_HOME") != context.env.get("CUDA_HOME"))
-    report.notes.emplace_back(
-        "this shell's CUDA_HOME is not what applies here (is the hook installed? see 'cudaenv "
-        "init'): a process started from it gets another toolkit than the project's");
+  // The loader is simulated for a process started here once what applies here is applied (the
+  // hook's environment, with any override a later rc line made when the hook already ran): the
+  // project's toolkit and cuDNN, hook or no hook. This shell's own answer is a note when it
+  // differs.
+  auto applied = activate::environment_here(context.env, paths::working_directory(context.env));
+  if (!applied) return applied.error();
+  report.applies = applies_json(*applied);
+  if (applied->here.missing)
+    report.notes.push_back(applied->here.missing->message + " (" + applied->here.missing->hint +
+                           "): until it is, the system's environment applies here");
   scan::LoaderInput input{options.library,
                           std::nullopt,
-                          library_path,
+                          applied->environment.get("LD_LIBRARY_PATH").value_or(""),
                           read_cache(context.sysroot, report.notes),
                           scan::default_library_directories(),
                           scan::default_platform_token(),
                           scan::default_lib_token()};
-  const auto sites = active_site_packages(context);
+  const auto sites = active_site_packages(context, report.notes);
   if (!options.for_file.empty()) {
     auto requester = requester_for(options.for_file, options.library, sites);
     if (!requester) return requester.error();
@@ -246,15 +301,16 @@ Status run_why(const WhyOptions& options, Context& context, Outcome& outcome) {
   if (!answer) return answer.error().with_context("--for");
   report.answer = std::move(*answer);
   for (const auto& note : report.answer.notes) report.notes.push_back(note);
+  note_this_shell(input, *applied, context, report);
   if (options.for_file.empty()) note_framework_copies(input, report, sites);
-  report.copies = scan::find_copies(options.library,
-                                    copy_directories(input, report.answer, context, report.notes));
+  report.copies = scan::find_copies(
+      options.library, copy_directories(input, report.answer, *applied, sites, context));
   if (report.answer.winner) report.winner = scan::describe_copy(report.answer.winner->candidate);
   if (report.winner) {
     const auto& step = *report.answer.winner;
     const auto mismatch = scan::pinned_mismatch(
         options.library, *report.winner, fs::path(step.candidate).parent_path().string(),
-        step.source, pinned_directories(options.library, *here_env, context, report.notes));
+        step.source, pinned_directories(options.library, *applied));
     if (mismatch) {
       report.mismatch = mismatch->message;
       report.fix = mismatch->fix;

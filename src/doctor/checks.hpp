@@ -2,6 +2,7 @@
 // The doctor's checks, one function each, in the order they run (docs/doctor.md). Each reads only
 // the facts probe gathered through the sysroot and process seams, and the compatibility database.
 
+#include "activate/here.hpp"
 #include "core/environment.hpp"
 #include "doctor/active_toolkit.hpp"
 #include "doctor/binary_facts.hpp"
@@ -78,7 +79,9 @@ Finding check_cudnn_copies(const CheckInput& in);
 Finding check_triton_ptxas(const CheckInput& in);
 // The shell (checks_shell.cpp): does this shell have what applies here, and if not, why.
 Finding check_shell_hook(const CheckInput& in);
-ShellFacts gather_shell_facts(const Environment& env);
+// `applied`: what applies in its directory, as doctor decided it once; nullptr when it could not
+// be decided (the check is then skipped).
+ShellFacts gather_shell_facts(const Environment& env, const activate::Applied* applied);
 // The stores (checks_stores.cpp): where each toolkit comes from, whether this driver serves it.
 Finding check_stores(const CheckInput& in);
 std::vector<StoredToolkit> stored_toolkits(const Environment& env);

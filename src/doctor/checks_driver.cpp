@@ -177,6 +177,15 @@ Finding check_driver_toolkit(const CheckInput& in) {
   auto f = finding("driver-toolkit", "driver supports the active toolkit");
   const auto& toolkit = in.active.toolkit;
   const auto& driver = in.facts.machine.driver;
+  if (in.active.missing) {  // what applies here is not installed: nothing to judge it by yet
+    f.evidence.push_back("selected: " + in.active.selected_by);
+    conclude(f, CheckStatus::warn, in.active.missing->message);
+    if (!in.active.missing->hint.empty()) {
+      const auto& hint = in.active.missing->hint;
+      f.fix = {text::starts_with(hint, "run: ") ? hint.substr(5) : hint};
+    }
+    return f;
+  }
   if (!toolkit || !toolkit->version) {
     conclude(f, CheckStatus::skip, "no active CUDA toolkit");
     return f;

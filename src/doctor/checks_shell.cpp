@@ -30,19 +30,13 @@ std::string hook_env_line(const ShellFacts& shell) {
 
 }  // namespace
 
-ShellFacts gather_shell_facts(const Environment& env) {
+ShellFacts gather_shell_facts(const Environment& env, const activate::Applied* applied) {
   ShellFacts facts;
-  auto activated = activate::activate_here(env, paths::working_directory(env));
-  Environment wanted;
-  if (activated) {
-    wanted = activated->environment;
-    facts.selected = activate::describe_selection(activated->selection);
-  } else if (activated.error().kind == ErrorKind::not_found) {
-    wanted = activate::without_activation(env);  // what the hook leaves while the pin is missing
-    facts.selected = "a selection that is not installed";
-  } else {
-    return facts;
-  }
+  if (applied == nullptr) return facts;
+  // While the pin is missing, what the hook leaves: no activation.
+  const Environment& wanted = applied->activation;
+  facts.selected = applied->here.missing ? std::string("a selection that is not installed")
+                                         : activate::describe_selection(applied->here.selection);
   facts.decided = true;
   facts.wanted_home = wanted.get("CUDA_HOME").value_or("");
   facts.wanted_active = wanted.get("CUDAENV_ACTIVE").value_or("");

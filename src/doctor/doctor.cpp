@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "activate/activation.hpp"
-#include "activate/host_compiler.hpp"
+#include "activate/here.hpp"
 #include "core/paths.hpp"
 #include "here/here.hpp"
 #include "probe/host.hpp"
@@ -50,25 +50,26 @@ DoctorFacts gather_facts(const probe::ProbeContext& context) {
       gather_binary_facts(context.sysroot, context.runner, context.env,
                           facts.host.python.python_found ? facts.host.python.python : "");
   facts.stored = stored_toolkits(context.env);
-  facts.shell = gather_shell_facts(context.env);
-  if (facts.here.toolkit && !facts.here.missing) {
-    const auto& toolkit = facts.here.toolkit->installed;
-    const auto choice = activate::choose_host_compiler(
-        activate::without_activation(context.env), toolkit.path.string(),
-        facts.here.selection.host_compiler, toolkit.version.str());
-    facts.activation_compiler = choice.compiler;
-    facts.activation_compiler_reason = choice.reason;
-  }
-  if (auto here =
-          here::find_here(activate::without_activation(context.env),
-                          paths::working_directory(context.env), std::nullopt, &context.sysroot)) {
-    facts.here = std::move(*here);
-    for (const auto& warning : facts.here.selection.warnings)  // keys nobody reads
-      facts.selection_problem += (facts.selection_problem.empty() ? "" : " | ") + warning.message;
-  } else {
+  // What applies here, decided once: the shell check and the host-compiler check read the same
+  // decision and activation as the other checks.
+  auto here =
+      here::find_here(activate::without_activation(context.env),
+                      paths::working_directory(context.env), std::nullopt, &context.sysroot);
+  if (!here) {
     facts.selection_problem =
         here.error().message + (here.error().hint.empty() ? "" : "; " + here.error().hint);
+    facts.shell = gather_shell_facts(context.env, nullptr);
+    return facts;
   }
+  for (const auto& warning : here->selection.warnings)  // keys nobody reads
+    facts.selection_problem += (facts.selection_problem.empty() ? "" : " | ") + warning.message;
+  auto applied = activate::apply(std::move(*here), context.env);
+  facts.shell = gather_shell_facts(context.env, &applied);
+  if (applied.host) {
+    facts.activation_compiler = applied.host->compiler;
+    facts.activation_compiler_reason = applied.host->reason;
+  }
+  facts.here = std::move(applied.here);
   return facts;
 }
 

@@ -85,9 +85,19 @@ ActiveToolkit active_toolkit(const Here& here, const std::vector<probe::ToolkitF
     return active;
   }
   if (here.missing) {
+    // What applies here is missing, as every command says: no toolkit stands in for it. What the
+    // builds get meanwhile is a note.
     active.missing = here.missing;
-    active.notes.push_back(here.missing->message +
-                           "; until it is, builds here get the system's toolkit");
+    active.selected_by =
+        project::describe_source(here.selection) + "=" + here.selection.cuda->str();
+    active.origin = "selection";
+    ActiveToolkit meanwhile;
+    system_fallback(toolkits, meanwhile);
+    active.notes.push_back(here.missing->message + "; until it is, builds here get " +
+                           (meanwhile.toolkit ? "the system's toolkit " + meanwhile.toolkit->path +
+                                                    " (" + meanwhile.selected_by + ")"
+                                              : std::string("no toolkit")));
+    return active;
   }
   system_fallback(toolkits, active);
   return active;

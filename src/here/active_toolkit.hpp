@@ -13,7 +13,8 @@
 namespace cudaenv::here {
 
 struct ActiveToolkit {
-  std::optional<probe::ToolkitFacts> toolkit;  // nullopt: no toolkit reaches the user's builds
+  // nullopt: no toolkit reaches the user's builds, or what applies here is `missing`
+  std::optional<probe::ToolkitFacts> toolkit;
   // How it was chosen: the selection's source and spec ("/repo/.cudaenv=12.4",
   // "CUDAENV_VERSION=12.4"), or the system origin ("nvcc on PATH", "CUDA_HOME", ...).
   std::string selected_by;

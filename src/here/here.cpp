@@ -161,13 +161,28 @@ Status find_cudnn(Here& here) {
   return ownership::check_prefix(here.cudnn->path, ownership::cudnn_layout(), "cuDNN");
 }
 
-// What builds get when nothing here selects a toolkit (or none serves the selection).
-void note_system_toolkit(const Environment& base, Here& here) {
-  here.system_prefix = reachable_system_prefix(base);
+// What builds get when nothing here selects a toolkit (or none serves the selection): what a
+// shell reaches, then where CMake's FindCUDAToolkit and torch's cpp_extension look next.
+void note_system_toolkit(const Environment& base, const Sysroot& sysroot, Here& here) {
+  if (const auto nvcc = first_nvcc_on_path(base); !nvcc.empty()) {
+    here.system_prefix = reachable_system_prefix(base);
+    here.system_origin = "nvcc on PATH";
+  } else if (auto home = reachable_system_prefix(base); !home.empty()) {
+    here.system_prefix = std::move(home);
+    here.system_origin = "CUDA_HOME";
+  } else if (sysroot.is_executable_file(std::string(probe::distro_nvcc_dir) + "/nvcc")) {
+    here.system_prefix = sysroot.host_path("/usr").string();
+    here.system_origin = "nvidia-cuda-toolkit (apt)";
+  } else if (sysroot.is_executable_file(std::string(probe::default_link_prefix) + "/bin/nvcc")) {
+    const auto real = sysroot.canonical(probe::default_link_prefix);
+    here.system_prefix = sysroot.host_path(real.value_or(probe::default_link_prefix)).string();
+    here.system_origin = probe::default_link_prefix;
+  }
   here.trace.push_back(here.system_prefix.empty()
-                           ? "the system's toolkit: none (no nvcc on PATH, no CUDA_HOME)"
-                           : "the system's toolkit: " + here.system_prefix +
-                                 " (the nvcc on PATH, else CUDA_HOME)");
+                           ? "the system's toolkit: none (no nvcc on PATH, no CUDA_HOME, no "
+                             "nvidia-cuda-toolkit, no /usr/local/cuda)"
+                           : "the system's toolkit: " + here.system_prefix + " (" +
+                                 here.system_origin + ")");
 }
 
 }  // namespace
@@ -231,18 +246,18 @@ Result<Here> decide(const Environment& base, const fs::path& cwd,
   if (!selection) return selection.error();
   here.selection = std::move(*selection);
   here.trace.push_back("selection: " + describe_selection(here.selection));
+  const Sysroot from_environment(machine ? fs::path("/") : paths::sysroot(base));
+  const Sysroot& sysroot = machine ? *machine : from_environment;
   if (!here.selection.cuda) {
-    note_system_toolkit(base, here);
+    note_system_toolkit(base, sysroot, here);
     return here;
   }
   here.store = project::store_for(base);
   here.trace.push_back("stores consulted: " + store_list(here.store));
   if (auto trusted = ownership::check_data_root(here.store.root); !trusted) return trusted.error();
-  const Sysroot from_environment(machine ? fs::path("/") : paths::sysroot(base));
-  if (auto found = find_toolkit(machine ? *machine : from_environment, here); !found)
-    return found.error();
+  if (auto found = find_toolkit(sysroot, here); !found) return found.error();
   if (auto found = find_cudnn(here); !found) return found.error();
-  if (here.missing) note_system_toolkit(base, here);
+  if (here.missing) note_system_toolkit(base, sysroot, here);
   return here;
 }
 

@@ -44,9 +44,12 @@ struct Here {
   // Selected but served by nothing: the one error every command reports (not_found, with the
   // install command as the hint). The environment is then the system's, as if nothing applied.
   std::optional<Error> missing;
-  // When nothing is selected (or nothing serves the selection): the system's toolkit as a shell
-  // reaches it without probing — the nvcc on PATH (links resolved), else $CUDA_HOME's; "" none.
+  // When nothing is selected (or nothing serves the selection): the system's toolkit the builds
+  // here get, from files alone, in active_toolkit's order — the nvcc on PATH (links resolved),
+  // $CUDA_HOME, the distribution's nvidia-cuda-toolkit, /usr/local/cuda (resolved) — as this
+  // process reaches it; "" none. `system_origin` names the rule ("nvcc on PATH", ...).
   std::string system_prefix;
+  std::string system_origin;
   // The rules that decided, one line each, in order.
   std::vector<std::string> trace;
 

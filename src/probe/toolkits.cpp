@@ -80,7 +80,6 @@ std::optional<std::string> nvcc_real_bin_dir(ProcessRunner& runner, const Sysroo
 // Debian's and Ubuntu's nvidia-cuda-toolkit keeps nvcc's real directory in
 // /usr/lib/nvidia-cuda-toolkit/bin and everything a build uses in /usr (bin, include, the
 // multiarch lib directory): the toolkit's prefix, its CUDA_HOME, is /usr.
-constexpr const char* distro_nvcc_dir = "/usr/lib/nvidia-cuda-toolkit/bin";
 
 std::string prefix_of_nvcc(const std::string& nvcc) {
   const auto bin = parent_of(nvcc);
@@ -108,7 +107,7 @@ std::vector<Candidate> system_candidates(const ToolkitSearch& search) {
   std::vector<Candidate> found;
   for (auto& prefix : versioned_prefixes(search.sysroot))
     found.push_back({std::move(prefix), ToolkitOrigin::versioned_dir});
-  found.push_back({"/usr/local/cuda", ToolkitOrigin::default_link});
+  found.push_back({default_link_prefix, ToolkitOrigin::default_link});
   found.push_back({opt_cuda_prefix, ToolkitOrigin::opt_cuda});
   if (auto home = search.env.get_nonempty("CUDA_HOME")) {
     found.push_back({*home, ToolkitOrigin::cuda_home});

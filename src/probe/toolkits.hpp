@@ -31,6 +31,10 @@ std::vector<ToolkitFacts> probe_toolkits(const ToolkitSearch& search);
 // name), and /opt/cuda (Arch's package).
 std::vector<std::string> versioned_prefixes(const Sysroot& sysroot);
 inline constexpr const char* opt_cuda_prefix = "/opt/cuda";
+// NVIDIA's default link, and where Debian's nvidia-cuda-toolkit puts the real nvcc (its prefix
+// counts as /usr).
+inline constexpr const char* default_link_prefix = "/usr/local/cuda";
+inline constexpr const char* distro_nvcc_dir = "/usr/lib/nvidia-cuda-toolkit/bin";
 
 // Where /usr/local/cuda points, hop by hop; nullopt when there is no such link or directory.
 std::optional<DefaultLinkFacts> probe_default_link(const Sysroot& sysroot);

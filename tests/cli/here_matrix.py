@@ -13,7 +13,6 @@ from pathlib import Path
 from harness import BINARY
 
 NONE = "(none)"
-PINNED = "pinned "  # an answer naming only the pinned version (why's mismatch)
 NOT_INSTALLED = "(not installed)"
 UNREPORTED = "-"
 TIMEOUT = 120
@@ -99,12 +98,15 @@ def _listing(directory):
 
 
 def _toolkit_from_shell(cuda_home, nvcc):
-    """What a program run in that environment gets: CUDA_HOME, else the nvcc on PATH."""
+    """What a program run in that environment gets: CUDA_HOME, else the nvcc on PATH. A shell
+    naming neither names no toolkit (UNREPORTED): builds then find whatever the system has
+    (/usr/local/cuda), which the commands that name the system's toolkit report; a stale
+    activation left in it still shows, and disagrees."""
     if cuda_home:
         return cuda_home
     if nvcc:
         return str(Path(nvcc).parent.parent)
-    return NONE
+    return UNREPORTED
 
 
 # --- one reader per command -------------------------------------------------------------
@@ -140,6 +142,10 @@ def ask_doctor(s):
         return _error_answer(proc, s)
     active = data.get("active_toolkit")
     notes = "; ".join(data.get("notes", []))
+    missing = data.get("missing")
+    if missing:
+        return Answer(NOT_INSTALLED, reason=s.reason_of(missing["selected_by"]),
+                      detail=f"missing={missing['message']!r}")
     if active is None:
         return Answer(NONE, detail=f"active_toolkit=null notes={_short(notes)!r}")
     return Answer(active["path"], reason=s.reason_of(active["selected_by"]),
@@ -187,6 +193,9 @@ def ask_which(s):
     if proc.returncode == 0:
         nvcc = proc.stdout.strip()
         return Answer(str(Path(nvcc).parent.parent), detail=f"stdout={nvcc!r}")
+    system = re.search(r"the system's toolkit (/\S+) \(", proc.stderr)
+    if system:  # none on PATH, and it names the toolkit the builds here get
+        return Answer(system.group(1), detail=f"exit {proc.returncode}: {_short(proc.stderr)}")
     marker = " as installed ("
     if marker in proc.stderr:  # "nvcc is not part of CUDA X as installed (PREFIX/bin)": names the toolkit
         bin_dir = proc.stderr.split(marker, 1)[1].split(")", 1)[0]
@@ -226,45 +235,61 @@ def ask_scan(s):
     data = _json(proc)
     if data is None:
         return _error_answer(proc, s)
-    # The toolkit's library directory (its prefix has bin/), then cuDNN's (a prefix without).
+    # The toolkit it names, and the cuDNN directory among the roots it read (a prefix without bin/).
     roots = [r for r in data["roots"] if "-packages" not in r]
-    toolkits = [r for r in roots if (Path(r).parent / "bin").is_dir()]
-    cudnn = [r for r in roots if r not in toolkits and any(n.startswith("libcudnn.so") for n in _listing(r))]
-    return Answer(_prefix_of_library_dir(toolkits[0]) if toolkits else NONE,
+    cudnn = [r for r in roots if not (Path(r).parent / "bin").is_dir()
+             and any(n.startswith("libcudnn.so") for n in _listing(r))]
+    return Answer(data["toolkit"] or NONE,
                   cudnn=_prefix_of_library_dir(cudnn[0]) if cudnn else NONE,
-                  detail=f"roots={data['roots']!r}")
+                  detail=f"toolkit={data['toolkit']!r} roots={data['roots']!r}")
 
 
 def _why(s, library):
-    """(prefix of the copy that loads, or NONE; the mismatch's text; what was read)."""
+    """(the why report, or None; what was read)."""
     proc = _run(["why", library, "--json"], s)
     data = _json(proc)
     if data is None:
-        return None, "", f"{library}: exit {proc.returncode}: {_short(proc.stderr)}"
+        return None, f"{library}: exit {proc.returncode}: {_short(proc.stderr)}"
     loads = data.get("loads")
-    prefix = _prefix_of_library_dir(Path(loads["path"]).parent) if loads else NONE
-    return prefix, data.get("mismatch", ""), (f"{library}: loads.path={loads['path'] if loads else None!r} "
-                                              f"mismatch={_short(data.get('mismatch', ''))!r}")
+    return data, (f"{library}: loads.path={loads['path'] if loads else None!r} "
+                  f"mismatch={_short(data.get('mismatch', ''))!r}")
 
 
-def _pinned(mismatch, what):
-    """The version a mismatch says is pinned here ("the pinned toolkit 12.4.1 (from …) has …")."""
-    found = re.search(rf"the pinned {what} (\S+) \(from", mismatch or "")
-    return f"{PINNED}{found.group(1)}" if found else None
+def _unflagged_copy(data, applied_prefixes):
+    """A copy that loads from another toolkit or cuDNN than the one why says applies, with no
+    mismatch flagged: why's loader and its decision would disagree. None when coherent."""
+    loads = data.get("loads")
+    if not loads or data.get("mismatch"):
+        return None
+    prefix = _prefix_of_library_dir(Path(loads["path"]).parent)
+    if prefix in applied_prefixes:
+        return None
+    if (Path(prefix) / "bin").is_dir() or "/cudnn/" in prefix:  # a toolkit's or a store's cuDNN
+        return f"(loads {prefix} unflagged)"
+    return None
 
 
 def ask_why(s):
-    """The copies of the runtime and of cuDNN the loader picks here (nothing loading: none). A
-    copy it flags as not the pinned one counts as naming the pin: why knows what applies."""
-    toolkit, mismatch, read = _why(s, s.library)
-    if toolkit is None:
+    """What why says applies here (its `applies`), checked against what its simulated loader
+    picks: a copy from another toolkit or cuDNN than that one must come with a mismatch."""
+    data, read = _why(s, s.library)
+    if data is None:
         return Answer("(error)", detail=read)
-    cudnn, cudnn_mismatch, cudnn_read = _why(s, "libcudnn.so.9")
-    mismatches = " | ".join(m for m in (mismatch, cudnn_mismatch) if m)
-    return Answer(_pinned(mismatch, "toolkit") or toolkit,
-                  cudnn=_pinned(cudnn_mismatch, "cuDNN") or cudnn or "(error)",
-                  reason=s.reason_of(mismatches) if mismatches else UNREPORTED,
-                  detail=f"{read}; {cudnn_read}")
+    cudnn_data, cudnn_read = _why(s, "libcudnn.so.9")
+    applies = data["applies"]
+    if applies["missing"]:
+        return Answer(NOT_INSTALLED, reason=s.reason_of(applies["source"]),
+                      detail=f"applies.missing={applies['missing']!r}; {read}")
+    applied = {p for p in (applies["toolkit"], applies["cudnn"]) if p}
+    toolkit = _unflagged_copy(data, applied) or applies["toolkit"] or NONE
+    cudnn = applies["cudnn"] or NONE
+    if cudnn_data is not None:
+        cudnn = _unflagged_copy(cudnn_data, applied) or cudnn
+    source = applies["source"]
+    return Answer(toolkit, cudnn=cudnn,
+                  reason=s.reason_of(source if ".cudaenv" in source or "CUDAENV_VERSION" in source
+                                     else "system"),
+                  detail=f"applies={applies!r}; {read}; {cudnn_read}")
 
 
 COMMANDS = {
@@ -286,6 +311,16 @@ def comparable_cudnn(value):
     return Path(value).name.split("-cuda")[0] if value.startswith("/") else value
 
 
+def machine_view(situation, value):
+    """A host path below the situation's CUDAENV_SYSROOT as the machine's path: commands that read
+    the machine (list, doctor, verify) name /usr/local/cuda-13.0, those that set variables for a
+    process here name where this host reaches it; both name the same toolkit."""
+    root = situation.env.get("CUDAENV_SYSROOT")
+    if root and value.startswith(root.rstrip("/") + "/"):
+        return value[len(root.rstrip("/")):]
+    return value
+
+
 def disagreements(situation, answers, expected):
     """Cells that differ from what a user expects here. expected: {toolkit, cudnn, reason}, where
     a value of None means "whatever the commands agree on" (the most common answer)."""
@@ -297,31 +332,28 @@ def disagreements(situation, answers, expected):
             counted[value] = counted.get(value, 0) + 1
         return max(counted, key=counted.get) if counted else None
 
+    for answer in answers.values():
+        answer.toolkit = machine_view(situation, answer.toolkit)
+        answer.cudnn = machine_view(situation, answer.cudnn)
+    if expected.get("toolkit"):
+        expected = dict(expected, toolkit=machine_view(situation, expected["toolkit"]))
     bad = []
-    toolkit = wanted("toolkit", [a.toolkit for a in answers.values()])
+    toolkit = wanted("toolkit", [a.toolkit for a in answers.values() if a.toolkit != UNREPORTED])
     reported_cudnn = [comparable_cudnn(a.cudnn) for a in answers.values() if a.cudnn != UNREPORTED]
     cudnn = comparable_cudnn(expected["cudnn"]) if expected.get("cudnn") else wanted("cudnn", reported_cudnn)
     reasons = [a.reason for a in answers.values() if a.reason != UNREPORTED]
     reason = wanted("reason", reasons)
     for command, answer in answers.items():
         problems = []
-        if not _same(answer.toolkit, toolkit, lambda path: Path(path).name):
+        if answer.toolkit != UNREPORTED and answer.toolkit != toolkit:
             problems.append(f"toolkit {answer.toolkit} (expected {toolkit})")
-        if answer.cudnn != UNREPORTED and not _same(comparable_cudnn(answer.cudnn), cudnn, str):
+        if answer.cudnn != UNREPORTED and comparable_cudnn(answer.cudnn) != cudnn:
             problems.append(f"cuDNN {answer.cudnn} (expected {cudnn})")
         if answer.reason != UNREPORTED and reason is not None and not _same_reason(answer.reason, reason):
             problems.append(f"reason {answer.reason} (expected {reason})")
         if problems:
             bad.append((command, "; ".join(problems)))
     return toolkit, cudnn, reason, bad
-
-
-def _same(given, wanted, version_of):
-    """Equal, or a version-only answer ("pinned 12.4.1") naming the wanted one's version."""
-    if given.startswith(PINNED) and wanted and wanted.startswith(("/", "9")):
-        version = given[len(PINNED):]
-        return version_of(wanted) == version or str(wanted).startswith(version)
-    return given == wanted
 
 
 def _same_reason(given, wanted):

@@ -7,13 +7,14 @@ project's activation). A failure prints the whole situation × command table, wi
 from each command."""
 
 import atexit
+import json
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
 from framework_wheels import framework_index
-from harness import BINARY, case, check, clean_env, finish, fixture_machine, mirror_server, run
+from harness import BINARY, case, check, clean_env, finish, fixture_machine, mirror_server, run, run_in
 from here_matrix import COMMANDS, NONE, NOT_INSTALLED, Situation, disagreements, table
 from synthetic_mirror import cudnn_release, toolkit_release
 from synthetic_wheels import cuda12_release
@@ -108,24 +109,17 @@ def activated_environment(env, cwd):
     return {name: value for name, value in pairs if name not in ("PWD", "OLDPWD", "SHLVL", "_")}
 
 
-def ask_everyone(situation, toolkit=None, cudnn=NONE, reason=None, known=None):
+def ask_everyone(situation, toolkit=None, cudnn=NONE, reason=None):
     """Runs every command in `situation` and checks each names the expected toolkit, cuDNN and
     reason (None: whatever most commands say; the point is that they agree). No cuDNN is pinned
-    unless `cudnn` names one. `known`: {command: why} for the cells that still disagree, each
-    named in docs/testing.md's list of known gaps. A new disagreement fails; a known one that now
-    agrees is printed (take it off the list: some depend on what the host has in /usr/local)."""
-    known = known or {}
+    unless `cudnn` names one."""
     answers = {command: ask(situation) for command, ask in COMMANDS.items()}
     expected = {"toolkit": toolkit, "cudnn": cudnn, "reason": reason}
     wanted_toolkit, wanted_cudnn, wanted_reason, bad = disagreements(situation, answers, expected)
     summary = f"expected toolkit={wanted_toolkit} cudnn={wanted_cudnn} reason={wanted_reason}"
     report = table(situation, answers, summary, bad)
     print(report)
-    new = [(command, problem) for command, problem in bad if command not in known]
-    check(not new, f"{len(new)} command(s) disagree on what applies here:\n{report}")
-    agreeing = sorted(set(known) - {command for command, _ in bad})
-    if agreeing:
-        print(f"note: now agreeing, take them off the known gaps: {agreeing}")
+    check(not bad, f"{len(bad)} command(s) disagree on what applies here:\n{report}")
 
 
 # --- 1. no project -------------------------------------------------------------------------
@@ -150,8 +144,7 @@ def no_project_with_a_system_nvcc_on_path(tmp):
     work.mkdir()
     env = environment(tmp, sysroot, path_dirs=[system_toolkit / "bin"])
     ask_everyone(Situation("no project, system nvcc on PATH", work, env, library="libcudart.so.13"),
-                 toolkit=str(system_toolkit),
-                 known={'scan --json': "scan without CUDA_HOME reads the host's PATH, not the fixture machine's", 'why --json': 'why answers for a plain process, whose search order has no nvcc on PATH'})
+                 toolkit=str(system_toolkit))
 
 
 @case
@@ -161,8 +154,7 @@ def no_project_with_only_usr_local_cuda(tmp):
     work = tmp / "work"
     work.mkdir()
     ask_everyone(Situation("no project, /usr/local/cuda only", work, environment(tmp, sysroot),
-                           library="libcudart.so.13"),
-                 known={'doctor --json': 'doctor, list and verify count /usr/local/cuda (CMake finds it) where no nvcc is on PATH', 'list --json': 'as doctor', 'verify --json': 'as doctor'})
+                           library="libcudart.so.13"))
 
 
 # --- 2.-4. a project's pin, hook missing ---------------------------------------------------------
@@ -172,8 +164,7 @@ def project_pinning_an_installed_toolkit_and_cudnn(tmp):
     sysroot = machine(tmp, WITH_TOOLKIT)
     cwd, pin = project(tmp, "repo", 'cuda = "12.4"\ncudnn = "9.1"\n')
     ask_everyone(Situation("pin installed 12.4 + cuDNN 9.1 (no hook)", cwd, environment(tmp, sysroot), pin),
-                 toolkit=STORE_124, cudnn=CUDNN_91, reason=f"file {pin}",
-                 known={'why --json': "why simulates this shell's plain process; without the hook it loads nothing of the pin (it says so in a note)"})
+                 toolkit=STORE_124, cudnn=CUDNN_91, reason=f"file {pin}")
 
 
 @case
@@ -181,8 +172,7 @@ def project_pinning_a_missing_toolkit(tmp):
     sysroot = machine(tmp, WITH_TOOLKIT)
     cwd, pin = project(tmp, "repo", 'cuda = "11.8"\n')
     ask_everyone(Situation("pin missing 11.8 (no hook)", cwd, environment(tmp, sysroot), pin),
-                 toolkit=NOT_INSTALLED, reason=f"file {pin}",
-                 known={'doctor --json': "doctor judges the system's toolkit the builds get meanwhile (a note names the missing pin)", 'scan --json': "scan of the system's toolkit meanwhile", 'why --json': 'as in the no-hook pins'})
+                 toolkit=NOT_INSTALLED, reason=f"file {pin}")
 
 
 @case
@@ -191,8 +181,7 @@ def project_pinning_a_release_only_the_system_has(tmp):
     sysroot = machine(tmp, WITH_TOOLKIT)
     cwd, pin = project(tmp, "repo", 'cuda = "13.0"\n')
     ask_everyone(Situation("pin 13.0 only the system has (no hook)", cwd, environment(tmp, sysroot), pin,
-                           library="libcudart.so.13"), reason=f"file {pin}",
-                 known={'doctor --json': 'doctor, list and verify name the machine path below CUDAENV_SYSROOT, the others the host path', 'list --json': 'as doctor', 'verify --json': 'as doctor', 'scan --json': 'as doctor', 'why --json': 'as in the no-hook pins'})
+                           library="libcudart.so.13"), reason=f"file {pin}")
 
 
 @case
@@ -200,8 +189,23 @@ def project_pinning_a_runtime_only_toolkit(tmp):
     sysroot = machine(tmp, WITH_TOOLKIT)
     cwd, pin = project(tmp, "repo", 'cuda = "12.8.1"\n')
     ask_everyone(Situation("pin runtime-only 12.8.1 (no hook)", cwd, environment(tmp, sysroot), pin),
-                 toolkit=str(ROOT / "toolkits" / "12.8.1"), reason=f"file {pin}",
-                 known={'why --json': 'as in the no-hook pins'})
+                 toolkit=str(ROOT / "toolkits" / "12.8.1"), reason=f"file {pin}")
+
+
+@case
+def why_loads_the_projects_copy_without_the_hook(tmp):
+    """Hook or no hook, a process started in the project loads the project's copies; this shell,
+    which never ran the hook, is named in a note."""
+    sysroot = machine(tmp, WITH_TOOLKIT)
+    cwd, _ = project(tmp, "repo", 'cuda = "12.4"\ncudnn = "9.1"\n')
+    env = environment(tmp, sysroot)
+    for library, prefix in (("libcudart.so.12", STORE_124), ("libcudnn.so.9", CUDNN_91)):
+        proc = run_in(["why", library, "--json"], env, cwd, expect=0)
+        report = json.loads(proc.stdout)
+        check(report["loads"] and report["loads"]["path"].startswith(prefix + "/"),
+              f"why {library} loads the project's copy: {report['loads']}")
+        check(any("this shell does not carry what applies here" in note for note in report["notes"]),
+              f"why {library} names the shell that lacks the hook: {report['notes']}")
 
 
 # --- 5. a system store ---------------------------------------------------------------------------
@@ -212,8 +216,7 @@ def project_pinning_a_toolkit_only_a_system_store_holds(tmp):
     cwd, pin = project(tmp, "repo", 'cuda = "12.6"\n')
     env = environment(tmp, sysroot, CUDAENV_SYSTEM_ROOTS=SYSTEM)
     ask_everyone(Situation("pin 12.6 in the system store only (no hook)", cwd, env, pin),
-                 toolkit=str(SYSTEM / "toolkits" / "12.6.3"), reason=f"file {pin}",
-                 known={'why --json': 'as in the no-hook pins'})
+                 toolkit=str(SYSTEM / "toolkits" / "12.6.3"), reason=f"file {pin}")
 
 
 # --- 6. the hook active and stale ----------------------------------------------------------------
@@ -238,8 +241,7 @@ def hook_stale_from_another_project(tmp):
     env = activated_environment(environment(tmp, sysroot), other)
     check(env.get("CUDA_HOME") == STORE_121, f"the hook activated 12.1.1 there: {env.get('CUDA_HOME')}")
     ask_everyone(Situation("pin 12.4 + cuDNN 9.1, hook stale from a 12.1 project", cwd, env, pin),
-                 toolkit=STORE_124, cudnn=CUDNN_91, reason=f"file {pin}",
-                 known={'why --json': "why simulates the stale shell (12.1 loads) and flags the pin's mismatch"})
+                 toolkit=STORE_124, cudnn=CUDNN_91, reason=f"file {pin}")
 
 
 @case
@@ -251,8 +253,7 @@ def hook_stale_after_leaving_a_project(tmp):
     work = tmp / "work"
     work.mkdir()
     env = activated_environment(environment(tmp, sysroot), other)
-    ask_everyone(Situation("no project, hook stale from a 12.1 project", work, env), toolkit=NONE,
-                 known={'why --json': "why simulates the stale shell: 12.1's copy loads"})
+    ask_everyone(Situation("no project, hook stale from a 12.1 project", work, env), toolkit=NONE)
 
 
 finish()

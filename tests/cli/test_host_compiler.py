@@ -61,6 +61,18 @@ def a_toolkit_that_refuses_the_default_gcc_gets_one_it_accepts(tmp):
 
 
 @case
+def doctor_judges_the_compiler_activation_chose(tmp):
+    """doctor's host-compiler check reads activation's choice for the project's toolkit, hook
+    or no hook: g++-12 for CUDA 12.1 where c++ is gcc 13."""
+    env, bindir, projects = setup(tmp)
+    proc = in_project(["doctor", "--json"], env, projects["12.1.1"])
+    report = json.loads(proc.stdout)
+    host = next(f for f in report["findings"] if f["id"] == "host-compiler")
+    check(any(line.startswith(f"activation hands nvcc {bindir / 'g++-12'}: ") for line in host["evidence"]),
+          f"doctor names activation's g++-12: {host}")
+
+
+@case
 def the_users_own_choice_stands_and_a_supported_default_needs_nothing(tmp):
     env, _, projects = setup(tmp)
     own = in_project(["exec", "--", "printenv", "CUDAHOSTCXX"], dict(env, CUDAHOSTCXX="/opt/gcc-10/bin/g++"),

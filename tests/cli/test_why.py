@@ -152,8 +152,21 @@ def project_pinning_cudnn(tmp):
     project = tmp / "project"
     project.mkdir()
     (project / ".cudaenv").write_text('cuda = "12.4"\ncudnn = "9.1"\n')
-    env["LD_LIBRARY_PATH"] = f"{stray}:{pinned}"
+    env = hooked(env, project)  # the project's activation, as the prompt hook leaves it
+    env["LD_LIBRARY_PATH"] = f"{stray}:{env['LD_LIBRARY_PATH']}"  # a later rc line's export
     return env, project, pinned, stray
+
+
+def hooked(env, directory):
+    """`env` after the prompt hook ran in `directory`: activation's variables set."""
+    activated = json.loads(run_in(["env", "--shell", "json"], env, directory, expect=0).stdout)
+    env = dict(env)
+    for name, value in activated.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return env
 
 
 @case
@@ -179,6 +192,15 @@ def a_stray_cudnn_before_the_pinned_one_is_a_mismatch(tmp):
     proc = run_in(["why", "libcudnn.so.9"], env, project, expect=0)
     check(f"Loads      {pinned}/libcudnn.so.9  version 9.1.0 (from the ELF of libcudnn_graph.so.9 beside it)\n"
           in proc.stdout and "Mismatch" not in proc.stdout, proc.stdout)
+    # A shell that never ran the hook, with the stray copy exported: what applies here is the
+    # project's (its cuDNN loads once activated), and the note says this shell loads the stray.
+    plain = {name: value for name, value in env.items()
+             if not name.startswith("CUDAENV_") or name == "CUDAENV_ROOT"}
+    plain.pop("CUDA_HOME", None)
+    plain["PATH"], plain["LD_LIBRARY_PATH"] = "/usr/bin:/bin", str(stray)
+    proc = run_in(["why", "libcudnn.so.9"], plain, project, expect=0)
+    check(f"Loads      {pinned}/libcudnn.so.9  version 9.1.0" in proc.stdout, proc.stdout)
+    check(f"a process started from it now loads {stray}/libcudnn.so.9 instead" in proc.stderr, proc.stderr)
 
 
 def real_cudnn_directory():

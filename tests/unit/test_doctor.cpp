@@ -173,13 +173,24 @@ TEST_CASE("doctor: a Tesla K80 on driver 470 with CUDA 12.4 active") {
   CHECK(text::contains(framework.summary, "torch has no kernels for GPU 0 (sm_37)"));
 }
 
-TEST_CASE("doctor: CUDAENV_VERSION that matches no cudaenv toolkit falls back to the system's") {
+TEST_CASE(
+    "doctor: CUDAENV_VERSION that matches no toolkit is reported missing, with what builds get "
+    "meanwhile") {
   const auto report = doctor_on("doctor-healthy-2404", {{"CUDAENV_VERSION", "12.1"}});
-  CHECK(report.active.selected_by == "nvcc on PATH");
+  // No toolkit stands in for the missing selection: every command says it is not installed.
+  CHECK_FALSE(report.active.toolkit);
+  REQUIRE(report.active.missing);
+  CHECK(report.active.selected_by == "CUDAENV_VERSION=12.1");
   REQUIRE(report.active.notes.size() == 1);
   CHECK(
       text::contains(report.active.notes[0], "CUDA 12.1 (from CUDAENV_VERSION) is not installed"));
-  CHECK(text::contains(report.active.notes[0], "builds here get the system's toolkit"));
+  CHECK(text::contains(report.active.notes[0],
+                       "builds here get the system's toolkit /usr/local/cuda-13.0 (nvcc on PATH)"));
+  const auto& driver_toolkit = finding(report, "driver-toolkit");
+  CHECK(driver_toolkit.status == doctor::CheckStatus::warn);
+  CHECK(
+      text::contains(driver_toolkit.summary, "CUDA 12.1 (from CUDAENV_VERSION) is not installed"));
+  CHECK(driver_toolkit.fix == std::vector<std::string>{"cudaenv install 12.1"});
 }
 
 TEST_CASE(
