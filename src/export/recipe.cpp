@@ -52,27 +52,38 @@ Status plan_from_lock(const fs::path& lock_path, RecipePlan& plan) {
   return Ok{};
 }
 
-// Without a lock: the cuDNN the project's own resolution picks for the image's toolkit — its
-// framework pins included, through the request policy `resolve` and `lock` use.
-Status plan_cudnn(const project::ProjectFile& file, const manifest::Database& db,
-                  const fs::path& project_file, RecipePlan& plan) {
-  const auto& spec = *file.cudnn;
-  const resolve::Pins pins{
-      VersionSpec::parse(plan.toolkit).value(), spec, project::framework_pin(file, "torch"),
-      project::framework_pin(file, "tensorflow"), project::framework_pin(file, "jax")};
+// Without a lock: the project's own resolution, through the request policy `resolve`, `lock` and
+// `pip-args` use — a spec naming nvcc's version asks for its release, a torch/CUDA pair with no
+// build is refused, and the framework pins choose the cuDNN (torch 2.5's wheels: 9.1).
+Status plan_from_resolution(const project::ProjectFile& file, const manifest::Database& db,
+                            const fs::path& project_file, RecipePlan& plan) {
+  const resolve::Pins pins{file.cuda, file.cudnn, project::framework_pin(file, "torch"),
+                           project::framework_pin(file, "tensorflow"),
+                           project::framework_pin(file, "jax")};
   auto pinned = resolve::request_for_pins(db, pins, project_file.string());
   if (!pinned) return pinned.error();
   const auto resolution =
       resolve::resolve_without_suggestions(db, resolve::Target{}, pinned->request);
-  if (!resolution.ok() || resolution.best().cudnn == nullptr)
+  const auto shown = text::printable(project_file.string(), text::message_limit);
+  if (!resolution.ok())
+    return make_error(
+        ErrorKind::no_compatible_set,
+        shown + ": its pins fit no set the database knows" +
+            (resolution.rejected.empty() ? std::string()
+                                         : ": " + resolution.rejected.front().candidate + ": " +
+                                               resolution.rejected.front().reason),
+        "cudaenv resolve (in the project) shows every candidate and the nearest fits");
+  const auto& best = resolution.best();
+  plan.toolkit = best.cuda->version.str();
+  if (!file.cudnn) return Ok{};
+  if (best.cudnn == nullptr)
     return make_error(ErrorKind::not_found,
-                      text::printable(project_file.string(), text::message_limit) +
-                          ": no cuDNN release the database knows matches cudnn = \"" + spec.str() +
-                          "\" for CUDA " + plan.toolkit,
+                      shown + ": no cuDNN release the database knows matches cudnn = \"" +
+                          file.cudnn->str() + "\" for CUDA " + plan.toolkit,
                       "pin one that `cudaenv resolve --cuda " + plan.toolkit +
                           "` lists, or write a lock with cudaenv lock");
-  plan.cudnn = resolution.best().cudnn->version.str();
-  plan.cudnn_variant = "cuda" + std::to_string(Version::parse(plan.toolkit)->major());
+  plan.cudnn = best.cudnn->version.str();
+  plan.cudnn_variant = "cuda" + std::to_string(best.cuda->version.major());
   return Ok{};
 }
 
@@ -86,19 +97,6 @@ void plan_host_compiler(const project::ProjectFile& file, const manifest::Databa
   const auto too_new = resolve::gcc_too_new(
       db, *Version::parse(plan.toolkit), Version::parse(std::to_string(image_gcc_major)).value());
   if (too_new) plan.host_compiler = "g++-" + std::to_string(*too_new);
-}
-
-Result<std::string> newest_known(const VersionSpec& spec, const manifest::Database& db,
-                                 const fs::path& project_file) {
-  std::vector<Version> checked;
-  for (const auto& release : db.cuda_releases)
-    if (!release.unchecked()) checked.push_back(release.version);
-  if (auto best = spec.best_match(checked)) return best->str();
-  return make_error(ErrorKind::not_found,
-                    text::printable(project_file.string(), text::message_limit) +
-                        ": no CUDA release the database knows matches cuda = \"" + spec.str() +
-                        "\"",
-                    "pin a release that `cudaenv resolve` lists, or run cudaenv db update");
 }
 
 // NVIDIA_REQUIRE_CUDA: with minor-version compatibility the family's first release is enough
@@ -181,12 +179,8 @@ Result<RecipePlan> plan_recipe(const fs::path& project_file, const manifest::Dat
   if (plan.locked) {
     if (auto read = plan_from_lock(lock_path, plan); !read) return read.error();
   } else {
-    auto toolkit = newest_known(*file->cuda, db, project_file);
-    if (!toolkit) return toolkit.error();
-    plan.toolkit = *toolkit;
-    if (file->cudnn) {
-      if (auto cudnn = plan_cudnn(*file, db, project_file, plan); !cudnn) return cudnn.error();
-    }
+    if (auto resolved = plan_from_resolution(*file, db, project_file, plan); !resolved)
+      return resolved.error();
   }
   plan_host_compiler(*file, db, plan);
   plan.archs = declared_archs(*file);

@@ -26,10 +26,12 @@ Result<PinnedRequest> request_for_pins(const manifest::Database& db, const Pins&
     if (auto mismatch = torch_cuda_mismatch(db, *request.torch, *request.cuda))
       return mismatch->with_context(origin);
   }
-  if (const auto unknown = unknown_versions(db, request); !unknown.empty())
-    return make_error(ErrorKind::not_found, "unknown version: " + text::join(unknown, ", "),
-                      "the compatibility database (revision " + db.revision +
-                          ") does not know it; cudaenv db update fetches a newer one");
+  if (const auto unknown = unknown_versions(db, request); !unknown.empty()) {
+    auto error = make_error(ErrorKind::not_found, "unknown version: " + text::join(unknown, ", "),
+                            "the compatibility database (revision " + db.revision +
+                                ") does not know it; cudaenv db update fetches a newer one");
+    return origin.empty() ? error : error.with_context(origin);  // a .cudaenv's pin: name it
+  }
   return out;
 }
 

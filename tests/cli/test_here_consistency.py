@@ -8,9 +8,11 @@ from each command."""
 
 import atexit
 import json
+import re
 import shutil
 import subprocess
 import tempfile
+import tomllib
 from pathlib import Path
 
 from framework_wheels import framework_index
@@ -254,6 +256,76 @@ def hook_stale_after_leaving_a_project(tmp):
     work.mkdir()
     env = activated_environment(environment(tmp, sysroot), other)
     ask_everyone(Situation("no project, hook stale from a 12.1 project", work, env), toolkit=NONE)
+
+
+# --- 7. the resolver request: resolve, lock, export and pip-args read one policy -------------------
+
+TARGET = '[targets.h100]\ndriver = "560.35.03"\narch = ["9.0"]\n'
+
+
+def request_answers(tmp, cwd, env):
+    """What resolve, export and lock make of the project's pins: (exit, answer) each, the answer
+    being "CUDA x + cuDNN y" or the error's first line. export runs before lock: with a lock it
+    reads the lock instead."""
+    def error_of(proc):
+        lines = [line for line in proc.stderr.splitlines() if line.startswith("cudaenv: error:")]
+        return lines[0] if lines else proc.stderr.strip()
+
+    answers = {}
+    proc = run_in(["resolve", "--no-detect", "--json"], env, cwd)
+    if proc.returncode == 0:
+        data = json.loads(proc.stdout)
+        answers["resolve"] = (0, f"CUDA {data['cuda']['version']} + cuDNN {(data['cudnn'] or {}).get('version')}")
+    else:
+        answers["resolve"] = (proc.returncode, error_of(proc))
+    proc = run_in(["export", "dockerfile"], env, cwd)
+    if proc.returncode == 0:
+        chosen = re.search(r"cudaenv install '([0-9.]+)'(?: --cudnn '([0-9.]+)')?", proc.stdout)
+        answers["export"] = (0, f"CUDA {chosen.group(1)} + cuDNN {chosen.group(2)}" if chosen else proc.stdout[-300:])
+    else:
+        answers["export"] = (proc.returncode, error_of(proc))
+    with mirror_server(WORLD / "mirror") as (url, _):
+        proc = run_in(["lock", "--mirror", url], env, cwd)
+    if proc.returncode == 0:
+        lock = tomllib.loads((cwd / ".cudaenv.lock").read_text())
+        answers["lock"] = (0, f"CUDA {lock['toolkit']['version']} + cuDNN {lock.get('cudnn', {}).get('version')}")
+    else:
+        answers["lock"] = (proc.returncode, error_of(proc))
+    return answers
+
+
+@case
+def one_request_policy_for_an_nvcc_version_pin(tmp):
+    """cuda = nvcc's version (12.4.131) names the release that ships it, for every command that
+    resolves the project's pins."""
+    sysroot = machine(tmp, WITHOUT_TOOLKIT)
+    cwd = tmp / "repo"
+    cwd.mkdir()
+    # cuDNN exact: a lock takes what the mirror serves (9.1.0), resolve the database's newest 9.1.x.
+    (cwd / ".cudaenv").write_text('cuda = "12.4.131"\ncudnn = "9.1.0"\n' + TARGET)
+    answers = request_answers(tmp, cwd, environment(tmp, sysroot))
+    check(all(answer == (0, "CUDA 12.4.1 + cuDNN 9.1.0") for answer in answers.values()),
+          f"every command resolves CUDA 12.4.1 + cuDNN 9.1.0: {answers}")
+
+
+@case
+def one_request_policy_for_a_torch_pin_with_no_build_for_the_cuda(tmp):
+    """torch 2.8 has no build for CUDA 12.1: resolve, lock, export and pip-args refuse it alike,
+    naming the file."""
+    sysroot = machine(tmp, WITHOUT_TOOLKIT)
+    cwd = tmp / "repo"
+    cwd.mkdir()
+    pin = cwd / ".cudaenv"
+    pin.write_text('cuda = "12.1"\n[frameworks]\ntorch = "2.8"\n' + TARGET)
+    env = environment(tmp, sysroot)
+    answers = request_answers(tmp, cwd, env)
+    proc = run_in(["pip-args"], env, cwd)
+    answers["pip-args"] = (proc.returncode, next((line for line in proc.stderr.splitlines()
+                                                  if line.startswith("cudaenv: error:")), proc.stderr))
+    wanted = f"cudaenv: error: {pin}: torch 2.8 has no build for CUDA 12.1"
+    check(len(set(answers.values())) == 1 and all(text.startswith(wanted) for _, text in answers.values()),
+          f"every command refuses the pair the same way: {answers}")
+    check(not (cwd / ".cudaenv.lock").exists(), "no lock written for a refused request")
 
 
 finish()
