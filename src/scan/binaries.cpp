@@ -274,6 +274,10 @@ bool is_cuda_library(std::string_view soname) {
                      [&](std::string_view prefix) { return text::starts_with(soname, prefix); });
 }
 
+// A file truncated while it was mapped: what was parsed is zeros, not the file.
+constexpr const char* changed_while_read =
+    "changed while it was read (another process truncated it): scan it again";
+
 std::optional<BinaryScan> scan_binary(const fs::path& path) {
   BinaryScan scan;
   scan.path = path.string();
@@ -286,7 +290,7 @@ std::optional<BinaryScan> scan_binary(const fs::path& path) {
   if (!is_elf(file->bytes())) return std::nullopt;
   auto elf = parse_elf(file->bytes());
   if (!elf) {
-    scan.error = elf.error().message;
+    scan.error = file->changed() ? changed_while_read : elf.error().message;
     return scan;
   }
   for (const auto& needed : elf->needed) {
@@ -318,6 +322,13 @@ std::optional<BinaryScan> scan_binary(const fs::path& path) {
       continue;
     }
     scan.codes.insert(scan.codes.end(), found->begin(), found->end());
+  }
+  if (file->changed()) {
+    scan.codes.clear();
+    scan.cuda_needed.clear();
+    scan.unreadable = true;
+    scan.error = changed_while_read;
+    return scan;
   }
   scan.codes = distinct(std::move(scan.codes));
   if (scan.codes.empty() && scan.cuda_needed.empty() && scan.error.empty()) return std::nullopt;

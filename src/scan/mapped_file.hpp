@@ -30,10 +30,19 @@ class MappedFile {
 
   std::span<const unsigned char> bytes() const { return {data_, size_}; }
 
+  // Whether the file shrank while mapped (another process truncated it): reading a page past its
+  // new end raises SIGBUS, which a handler turns into zero pages for the mappings this class
+  // made, so the parsers read zeros instead of the process dying. What they read then is not the
+  // file: the caller reports it as changed while read.
+  bool changed() const;
+
  private:
-  MappedFile(const unsigned char* data, size_t size) : data_(data), size_(size) {}
+  MappedFile(const unsigned char* data, size_t size, int slot)
+      : data_(data), size_(size), slot_(slot) {}
+  void release();
   const unsigned char* data_ = nullptr;
   size_t size_ = 0;
+  int slot_ = -1;  // its entry in the SIGBUS guard's table; -1: not guarded (empty, or table full)
 };
 
 }  // namespace cudaenv::scan

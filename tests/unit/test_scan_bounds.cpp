@@ -16,6 +16,7 @@
 #include "scan/elf.hpp"
 #include "scan/fatbin.hpp"
 #include "scan/ld_cache.hpp"
+#include "scan/mapped_file.hpp"
 #include "test_util.hpp"
 
 using namespace cudaenv;
@@ -201,4 +202,27 @@ TEST_CASE("scan bounds: each walk limit reached is a warning naming the path and
   CHECK_FALSE(whole.truncated);
   CHECK(whole.warnings.empty());
   CHECK(whole.files_seen == 16);  // 10 directories, 5 files, the FIFO
+}
+
+TEST_CASE("scan bounds: a file truncated while mapped reads as zeros and says so, never SIGBUS") {
+  test::TempDir dir;
+  const auto path = dir.path() / "libshrinking.so";
+  test::write_file(path, std::string(3 * 65536, '\xab'));  // whole pages on any page size
+  auto mapped = MappedFile::open(path);
+  REQUIRE(mapped);
+  CHECK_FALSE(mapped->changed());
+  // Another process truncates it; the pages past the new end are gone from the mapping.
+  fs::resize_file(path, 0);
+  const auto bytes = mapped->bytes();
+  REQUIRE(bytes.size() == 3 * 65536);
+  const volatile unsigned char* last = bytes.data() + bytes.size() - 1;
+  CHECK(*last == 0);  // without the guard: SIGBUS, and the scan dies
+  CHECK(mapped->changed());
+  // A file that stays whole is not flagged, and a mapping made later is guarded afresh.
+  const auto steady = dir.path() / "libsteady.so";
+  test::write_file(steady, std::string(65536, '\x7f'));
+  auto other = MappedFile::open(steady);
+  REQUIRE(other);
+  CHECK(other->bytes()[65535] == 0x7f);
+  CHECK_FALSE(other->changed());
 }
