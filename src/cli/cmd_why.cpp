@@ -38,7 +38,9 @@ std::vector<scan::LdCacheEntry> read_cache(const Sysroot& sysroot,
 void add_glob(const fs::path& parent, const std::string& prefix, const std::string& sub,
               std::vector<std::string>& directories) {
   std::error_code error;
-  for (fs::directory_iterator it(parent, error), end; !error && it != end; it.increment(error)) {
+  size_t listed = 0;
+  for (fs::directory_iterator it(parent, error), end;
+       !error && it != end && ++listed <= scan::max_listed_entries; it.increment(error)) {
     if (text::starts_with(it->path().filename().string(), prefix))
       directories.push_back((it->path() / sub).string());
   }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <span>
 #include <system_error>
 
 #include "core/files.hpp"
@@ -90,7 +91,9 @@ std::optional<std::string> project_name(const std::string& metadata) {
 std::optional<PipDistribution> distribution_listing(const fs::path& site,
                                                     const std::string& relative) {
   std::error_code error;
-  for (fs::directory_iterator it(site, error), end; !error && it != end; it.increment(error)) {
+  size_t listed = 0;
+  for (fs::directory_iterator it(site, error), end;
+       !error && it != end && ++listed <= max_listed_entries; it.increment(error)) {
     const auto name = it->path().filename().string();
     if (!text::ends_with(name, ".dist-info")) continue;
     const auto record = read_small_file_or_empty(it->path() / "RECORD");
@@ -166,7 +169,8 @@ std::vector<LibraryCopy> find_copies(const std::string& library,
                                      const std::vector<std::string>& directories) {
   std::vector<LibraryCopy> copies;
   std::set<std::string> seen;
-  for (const auto& directory : directories) {
+  const auto searched = std::min(directories.size(), max_copy_directories);
+  for (const auto& directory : std::span(directories).first(searched)) {
     const auto candidate = fs::path(directory) / library;
     std::error_code error;
     if (!fs::is_regular_file(candidate, error)) continue;
@@ -180,7 +184,9 @@ std::vector<std::string> wheel_library_directories(const std::string& site_packa
   std::vector<std::string> directories;
   std::error_code error;
   const auto nvidia = fs::path(site_packages) / "nvidia";
-  for (fs::directory_iterator it(nvidia, error), end; !error && it != end; it.increment(error)) {
+  size_t listed = 0;
+  for (fs::directory_iterator it(nvidia, error), end;
+       !error && it != end && ++listed <= max_listed_entries; it.increment(error)) {
     for (const char* sub : {"lib", "lib64"}) {
       if (fs::is_directory(it->path() / sub, error))
         directories.push_back((it->path() / sub).string());

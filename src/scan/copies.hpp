@@ -15,6 +15,12 @@ struct LibraryCopy {
   std::string origin;  // "pip wheel", "toolkit", "system"
 };
 
+// Entries read from one directory listing (a site-packages, its nvidia/, a store's toolkits):
+// far above a real one (a large venv holds a few thousand), a bound on a hostile tree's cost.
+inline constexpr size_t max_listed_entries = 20000;
+// Directories searched for copies at most; the rest are not looked at.
+inline constexpr size_t max_copy_directories = 4096;
+
 // The copies of `library` (a soname) in each directory, once per real file, in the order the
 // directories are given.
 std::vector<LibraryCopy> find_copies(const std::string& library,

@@ -13,6 +13,7 @@
 
 #include "core/text.hpp"
 #include "scan/binaries.hpp"
+#include "scan/copies.hpp"
 #include "scan/elf.hpp"
 #include "scan/fatbin.hpp"
 #include "scan/ld_cache.hpp"
@@ -225,4 +226,20 @@ TEST_CASE("scan bounds: a file truncated while mapped reads as zeros and says so
   REQUIRE(other);
   CHECK(other->bytes()[65535] == 0x7f);
   CHECK_FALSE(other->changed());
+}
+
+TEST_CASE("scan bounds: copy listings stop at their documented caps") {
+  test::TempDir dir;
+  // A hostile site-packages: more wheel directories under nvidia/ than any real one holds.
+  const auto nvidia = dir.path() / "site-packages" / "nvidia";
+  for (size_t i = 0; i < max_listed_entries + 10; ++i)
+    fs::create_directories(nvidia / ("w" + std::to_string(i)) / "lib");
+  const auto directories = wheel_library_directories((dir.path() / "site-packages").string());
+  CHECK(directories.size() == max_listed_entries);
+  // Each directory holds a copy: only the first max_copy_directories are looked at.
+  for (size_t i = 0; i < max_copy_directories + 10; ++i)
+    test::write_file(fs::path(directories[i]) / "libcudart.so.13", "x");
+  const std::vector<std::string> searched(directories.begin(),
+                                          directories.begin() + max_copy_directories + 10);
+  CHECK(find_copies("libcudart.so.13", searched).size() == max_copy_directories);
 }
