@@ -132,31 +132,37 @@ std::string temporary_name_for(std::string_view name) {
   return "." + std::string(name.substr(0, room)) + suffix;
 }
 
+Status write_file_atomically_at(int dir, const std::string& name, std::string_view text,
+                                const fs::path& shown, unsigned mode) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+    return write_error(shown, "not a file name");
+  struct stat existing {};
+  if (::fstatat(dir, name.c_str(), &existing, AT_SYMLINK_NOFOLLOW) == 0 &&
+      S_ISDIR(existing.st_mode))
+    return write_error(shown, "a directory is in the way");
+
+  UniqueFd file;
+  auto temporary = create_temporary(dir, shown, name, mode_for(dir, name, mode), file);
+  if (!temporary) return temporary.error();
+  Status written = write_all(file.get(), text, shown);
+  if (written) written = file.close(shown.string());
+  if (written && ::renameat(dir, temporary->c_str(), dir, name.c_str()) != 0)
+    written = write_error(shown, errno);
+  if (!written) {
+    ::unlinkat(dir, temporary->c_str(), 0);
+    return written;
+  }
+  ::fsync(dir);  // the rename itself durable; a failure here loses nothing written
+  return Ok{};
+}
+
 Status write_file_atomically(const fs::path& path, std::string_view text,
                              const WriteOptions& options) {
   auto name = checked_file_name(path);
   if (!name) return name.error();
   auto dir = open_parent(path, options.parents);
   if (!dir) return dir.error();
-  struct stat existing {};
-  if (::fstatat(dir->get(), name->c_str(), &existing, AT_SYMLINK_NOFOLLOW) == 0 &&
-      S_ISDIR(existing.st_mode))
-    return write_error(path, "a directory is in the way");
-
-  UniqueFd file;
-  auto temporary =
-      create_temporary(dir->get(), path, *name, mode_for(dir->get(), *name, options.mode), file);
-  if (!temporary) return temporary.error();
-  Status written = write_all(file.get(), text, path);
-  if (written) written = file.close(path.string());
-  if (written && ::renameat(dir->get(), temporary->c_str(), dir->get(), name->c_str()) != 0)
-    written = write_error(path, errno);
-  if (!written) {
-    ::unlinkat(dir->get(), temporary->c_str(), 0);
-    return written;
-  }
-  ::fsync(dir->get());  // the rename itself durable; a failure here loses nothing written
-  return Ok{};
+  return write_file_atomically_at(dir->get(), *name, text, path, options.mode);
 }
 
 Status replace_symlink_atomically(const fs::path& link, const fs::path& target) {

@@ -34,6 +34,12 @@ struct WriteOptions {
 Status write_file_atomically(const std::filesystem::path& path, std::string_view text,
                              const WriteOptions& options = {});
 
+// The same for the entry `name` of the directory open at `dir` (a descriptor the caller opened
+// without following links, so that nothing in the path is looked up again between a check and
+// the write). `shown` is the path errors name.
+Status write_file_atomically_at(int dir, const std::string& name, std::string_view text,
+                                const std::filesystem::path& shown, unsigned mode = 0644);
+
 // Makes `link` a symlink to `target`, replacing whatever name is there in one rename (a link
 // made under an unpredictable temporary name first). Errors name the link.
 Status replace_symlink_atomically(const std::filesystem::path& link,

@@ -1,11 +1,14 @@
 #include "modules/write.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include <sys/stat.h>
 
@@ -19,7 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* families[] = {"cuda", "cudnn"};
+constexpr const char* family_names[] = {"cuda", "cudnn"};
 constexpr std::size_t marker_window = 256;
 
 Error refused(const fs::path& path, const std::string& why) {
@@ -29,10 +32,10 @@ Error refused(const fs::path& path, const std::string& why) {
       "move it aside, or write the modulefiles into another directory");
 }
 
-// Whether `path` is a regular file (never a link: it is not followed) whose first lines carry
-// the marker, read through a descriptor opened without following links.
-bool written_by_us(const fs::path& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+// Whether the entry `name` of the directory at `dir` is a regular file (never a link: it is not
+// followed) whose first lines carry the marker.
+bool written_by_us(int dir, const std::string& name) {
+  UniqueFd fd(::openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   struct stat info {};
   if (!fd || ::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) return false;
   std::string head(marker_window, '\0');
@@ -42,49 +45,104 @@ bool written_by_us(const fs::path& path) {
   return head.find(generated_marker) != std::string::npos;
 }
 
-// DIR/cuda and DIR/cudnn: real directories, made when missing. A link there (to /etc, to
-// another user's directory) would carry every write below it elsewhere: refused.
-Status family_directory(const fs::path& dir, const char* family) {
-  const auto path = dir / family;
-  struct stat info {};
-  if (::lstat(path.c_str(), &info) == 0) {
-    if (S_ISLNK(info.st_mode)) return refused(path, "is a symbolic link, not a directory");
-    if (!S_ISDIR(info.st_mode)) return refused(path, "is not a directory");
-    return Ok{};
-  }
-  std::error_code ec;
-  fs::create_directories(path, ec);
-  if (ec || ::lstat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+// A family directory (DIR/cuda, DIR/cudnn), open: every check, removal and write below goes
+// through this descriptor, so swapping the name for a link after the check (to /etc, to another
+// user's directory) cannot carry a write elsewhere.
+struct Family {
+  std::string name;
+  fs::path path;
+  UniqueFd fd;
+};
+
+// Made when missing; a link or anything but a directory there is refused. O_NOFOLLOW on the open
+// is the guard itself; the lstat before it only words the refusal.
+Result<Family> open_family(int dir, const fs::path& dir_path, const char* name) {
+  Family family{name, dir_path / name, UniqueFd()};
+  if (::mkdirat(dir, name, 0755) != 0 && errno != EEXIST)
     return make_error(ErrorKind::failure,
-                      "cannot create " + text::printable(path.string(), text::message_limit) +
-                          ": " + (ec ? ec.message() : std::string(std::strerror(errno))),
+                      "cannot create " +
+                          text::printable(family.path.string(), text::message_limit) + ": " +
+                          std::strerror(errno),
                       "choose a modules directory you can write to");
-  return Ok{};
+  struct stat info {};
+  if (::fstatat(dir, name, &info, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (S_ISLNK(info.st_mode)) return refused(family.path, "is a symbolic link, not a directory");
+    if (!S_ISDIR(info.st_mode)) return refused(family.path, "is not a directory");
+  }
+  family.fd = UniqueFd(::openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!family.fd)
+    return errno == ELOOP || errno == ENOTDIR
+               ? refused(family.path, "is not a directory (or became a link)")
+               : make_error(ErrorKind::failure,
+                            "cannot open " +
+                                text::printable(family.path.string(), text::message_limit) + ": " +
+                                std::strerror(errno),
+                            "choose a modules directory you can write to");
+  return family;
+}
+
+// "cuda/13.0.2.lua" -> the family and the file's name in it.
+std::pair<std::string, std::string> split_relative(const std::string& relative) {
+  const auto slash = relative.find('/');
+  return {relative.substr(0, slash), relative.substr(slash + 1)};
+}
+
+Family* family_of(std::vector<Family>& families, const std::string& relative) {
+  const auto name = split_relative(relative).first;
+  for (auto& family : families)
+    if (family.name == name) return &family;
+  return nullptr;
 }
 
 // Every file about to be written is absent, or one of ours: never a link, a directory or a
 // site's own file of that name.
-Status check_targets(const fs::path& dir, const std::vector<ModuleFile>& files) {
+Status check_targets(std::vector<Family>& families, const std::vector<ModuleFile>& files) {
   for (const auto& file : files) {
-    const auto target = dir / file.relative;
+    auto* family = family_of(families, file.relative);
+    const auto leaf = split_relative(file.relative).second;
+    if (family == nullptr || leaf.empty() || leaf.find('/') != std::string::npos)
+      return make_error(ErrorKind::failure,
+                        "a modulefile outside cuda/ and cudnn/: " + text::printable(file.relative));
+    const auto target = family->path / leaf;
     struct stat info {};
-    if (::lstat(target.c_str(), &info) != 0) continue;
+    if (::fstatat(family->fd.get(), leaf.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) continue;
     if (S_ISLNK(info.st_mode)) return refused(target, "is a symbolic link");
-    if (!written_by_us(target)) return refused(target, "exists and was not written by cudaenv");
+    if (!written_by_us(family->fd.get(), leaf))
+      return refused(target, "exists and was not written by cudaenv");
   }
   return Ok{};
 }
 
+// The names in a family directory, read through its descriptor (at most max_entries).
+std::vector<std::string> names_in(const Family& family) {
+  constexpr std::size_t max_entries = 100000;
+  std::vector<std::string> names;
+  const int copy = ::fcntl(family.fd.get(), F_DUPFD_CLOEXEC, 0);
+  DIR* listing = copy < 0 ? nullptr : ::fdopendir(copy);
+  if (listing == nullptr) {
+    if (copy >= 0) ::close(copy);
+    return names;
+  }
+  ::rewinddir(listing);
+  while (const dirent* entry = ::readdir(listing)) {
+    const std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+    if (names.size() >= max_entries) break;
+  }
+  ::closedir(listing);
+  return names;
+}
+
 // Files an earlier run wrote in DIR/cuda and DIR/cudnn that this run does not write.
-std::vector<std::string> stale_files(const fs::path& dir, const std::vector<ModuleFile>& files) {
+std::vector<std::string> stale_files(const std::vector<Family>& families,
+                                     const std::vector<ModuleFile>& files) {
   std::vector<std::string> stale;
-  for (const char* family : families) {
-    std::error_code ec;
-    for (fs::directory_iterator it(dir / family, ec), end; !ec && it != end; it.increment(ec)) {
-      const auto relative = std::string(family) + "/" + it->path().filename().string();
+  for (const auto& family : families) {
+    for (const auto& name : names_in(family)) {
+      const auto relative = family.name + "/" + name;
       const bool kept = std::any_of(files.begin(), files.end(),
                                     [&](const ModuleFile& f) { return f.relative == relative; });
-      if (!kept && written_by_us(it->path())) stale.push_back(relative);
+      if (!kept && written_by_us(family.fd.get(), name)) stale.push_back(relative);
     }
   }
   std::sort(stale.begin(), stale.end());
@@ -94,19 +152,32 @@ std::vector<std::string> stale_files(const fs::path& dir, const std::vector<Modu
 }  // namespace
 
 Result<WriteReport> write_modulefiles(const fs::path& dir, const std::vector<ModuleFile>& files) {
-  for (const char* family : families) {
-    if (auto ok = family_directory(dir, family); !ok) return ok.error();
+  std::error_code ec;
+  fs::create_directories(dir, ec);  // the directory the admin named: its own path is theirs
+  const UniqueFd top(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!top)
+    return make_error(ErrorKind::failure,
+                      "cannot open " + text::printable(dir.string(), text::message_limit) + ": " +
+                          std::strerror(errno),
+                      "choose a modules directory you can write to");
+  std::vector<Family> families;
+  for (const char* name : family_names) {
+    auto family = open_family(top.get(), dir, name);
+    if (!family) return family.error();
+    families.push_back(std::move(*family));
   }
-  if (auto ok = check_targets(dir, files); !ok) return ok.error();
+  if (auto ok = check_targets(families, files); !ok) return ok.error();
   WriteReport report;
-  for (const auto& relative : stale_files(dir, files)) {
-    std::error_code ec;
-    fs::remove(dir / relative, ec);  // removes the name: a file of ours, never a link's target
+  for (const auto& relative : stale_files(families, files)) {
+    // Removes the name: a file of ours, never a link's target.
+    ::unlinkat(family_of(families, relative)->fd.get(), split_relative(relative).second.c_str(), 0);
     report.removed.push_back(relative);
   }
   for (const auto& file : files) {
-    const auto target = dir / file.relative;
-    if (auto written = write_file_atomically(target, file.text, {0644, CreateParents::no});
+    auto* family = family_of(families, file.relative);
+    const auto leaf = split_relative(file.relative).second;
+    if (auto written =
+            write_file_atomically_at(family->fd.get(), leaf, file.text, family->path / leaf, 0644);
         !written)
       return make_error(ErrorKind::failure, text::printable(written.error().message),
                         "choose a modules directory you can write to");

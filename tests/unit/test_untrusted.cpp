@@ -1,5 +1,6 @@
 // The validator every untrusted field passes, and the one writer every file goes through.
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
+#include "core/fd.hpp"
 #include "core/files.hpp"
 #include "core/safe_write.hpp"
 #include "core/untrusted.hpp"
@@ -155,4 +157,23 @@ TEST_CASE("the safe symlink replacement swaps a link in one rename") {
   REQUIRE(cudaenv::replace_symlink_atomically(link, "bundles/1"));
   REQUIRE(cudaenv::replace_symlink_atomically(link, "bundles/2"));
   CHECK(fs::read_symlink(link) == "bundles/2");
+}
+
+TEST_CASE("a write through a directory's descriptor stays there when the name becomes a link") {
+  // modules write checks DIR/cuda, then writes in it: swapping DIR/cuda for a link to another
+  // directory in between must not carry the write there.
+  cudaenv::test::TempDir dir;
+  const auto family = dir.path() / "cuda";
+  const auto elsewhere = dir.path() / "etc";
+  fs::create_directories(family);
+  fs::create_directories(elsewhere);
+  const cudaenv::UniqueFd fd(::open(family.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW));
+  REQUIRE(fd);
+  fs::rename(family, dir.path() / "cuda.checked");
+  fs::create_directory_symlink(elsewhere, family);
+  REQUIRE(cudaenv::write_file_atomically_at(fd.get(), "13.0.2.lua", "-- module\n",
+                                            family / "13.0.2.lua"));
+  CHECK(fs::is_regular_file(dir.path() / "cuda.checked" / "13.0.2.lua"));
+  CHECK(fs::is_empty(elsewhere));
+  CHECK_FALSE(cudaenv::write_file_atomically_at(fd.get(), "../x", "x", family / "../x"));
 }
