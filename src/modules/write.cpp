@@ -117,12 +117,10 @@ Status check_targets(std::vector<Family>& families, const std::vector<ModuleFile
 std::vector<std::string> names_in(const Family& family) {
   constexpr std::size_t max_entries = 100000;
   std::vector<std::string> names;
-  const int copy = ::fcntl(family.fd.get(), F_DUPFD_CLOEXEC, 0);
-  DIR* listing = copy < 0 ? nullptr : ::fdopendir(copy);
-  if (listing == nullptr) {
-    if (copy >= 0) ::close(copy);
-    return names;
-  }
+  UniqueFd copy(::fcntl(family.fd.get(), F_DUPFD_CLOEXEC, 0));
+  DIR* listing = copy ? ::fdopendir(copy.get()) : nullptr;
+  if (listing == nullptr) return names;
+  (void)copy.release();  // closedir closes it
   ::rewinddir(listing);
   while (const dirent* entry = ::readdir(listing)) {
     const std::string name = entry->d_name;
