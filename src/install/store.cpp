@@ -8,12 +8,14 @@
 #include <ctime>
 #include <fstream>
 #include <system_error>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
 #include "core/files.hpp"
 #include "core/safe_write.hpp"
 #include "core/text.hpp"
+#include "core/untrusted.hpp"
 
 namespace cudaenv::install {
 
@@ -44,9 +46,11 @@ json to_json(const Receipt& receipt) {
 }
 
 // A receipt is cudaenv's own file: a wrong one is a usage error naming the file and the field.
+constexpr const char* receipt_hint =
+    "reinstall with 'cudaenv install --force' or remove that directory";
+
 Error receipt_error(const std::string& origin, const std::string& problem) {
-  return make_error(ErrorKind::usage, origin + ": " + problem,
-                    "reinstall with 'cudaenv install --force' or remove that directory");
+  return make_error(ErrorKind::usage, origin + ": " + problem, receipt_hint);
 }
 
 // Reads optional string and size fields of one JSON object of a receipt.
@@ -155,6 +159,41 @@ Result<Receipt> read_receipt(const fs::path& prefix) {
   return parse_receipt(*text, path.string());
 }
 
+// The fields other code reads as versions, names, digests and URLs, through the one validator
+// (core/untrusted.hpp); `mirror` and `installed_at` are only ever shown, escaped. An empty value
+// is a field older receipts did not write.
+Status check_receipt(const Receipt& receipt, const std::string& origin) {
+  const auto valid = [&](untrusted::Field field, const std::string& value,
+                         const std::string& key) -> Status {
+    if (value.empty()) return Ok{};
+    if (auto ok = untrusted::check(field, value, origin + ": " + key, ErrorKind::usage); !ok)
+      return make_error(ErrorKind::usage, ok.error().message, receipt_hint);
+    return Ok{};
+  };
+  if (!receipt.product.empty() && receipt.product != "cuda" && receipt.product != "cudnn")
+    return receipt_error(origin, "product must be \"cuda\" or \"cudnn\"");
+  if (!receipt.source.empty() && receipt.source != "redist" && receipt.source != "pypi")
+    return receipt_error(origin, "source must be \"redist\" or \"pypi\"");
+  for (const auto& [field, value, key] :
+       {std::tuple{untrusted::Field::release_version, &receipt.version, "version"},
+        std::tuple{untrusted::Field::component_name, &receipt.platform, "platform"},
+        std::tuple{untrusted::Field::component_name, &receipt.variant, "variant"}}) {
+    if (auto ok = valid(field, *value, key); !ok) return ok;
+  }
+  for (std::size_t i = 0; i < receipt.components.size(); ++i) {
+    const auto& component = receipt.components[i];
+    const auto at = "components[" + std::to_string(i) + "].";
+    for (const auto& [field, value, key] :
+         {std::tuple{untrusted::Field::component_name, &component.name, "name"},
+          std::tuple{untrusted::Field::component_version, &component.version, "version"},
+          std::tuple{untrusted::Field::sha256, &component.sha256, "sha256"},
+          std::tuple{untrusted::Field::url, &component.url, "url"}}) {
+      if (auto ok = valid(field, *value, at + key); !ok) return ok;
+    }
+  }
+  return Ok{};
+}
+
 Result<Receipt> parse_receipt(std::string_view text, const std::string& origin) {
   const auto document = nlohmann::json::parse(text, nullptr, false);
   if (!document.is_object()) return receipt_error(origin, "is not a JSON object");
@@ -163,14 +202,15 @@ Result<Receipt> parse_receipt(std::string_view text, const std::string& origin) 
   for (const auto& [key, field] : receipt_text_fields) {
     if (auto status = top.text(key, receipt.*field); !status) return status.error();
   }
-  const auto components = document.find("components");
-  if (components == document.end()) return receipt;
-  if (!components->is_array()) return receipt_error(origin, "components must be an array");
-  for (std::size_t i = 0; i < components->size(); ++i) {
-    auto component = read_receipt_component((*components)[i], origin, i);
-    if (!component) return component.error();
-    receipt.components.push_back(std::move(*component));
+  if (const auto components = document.find("components"); components != document.end()) {
+    if (!components->is_array()) return receipt_error(origin, "components must be an array");
+    for (std::size_t i = 0; i < components->size(); ++i) {
+      auto component = read_receipt_component((*components)[i], origin, i);
+      if (!component) return component.error();
+      receipt.components.push_back(std::move(*component));
+    }
   }
+  if (auto valid = check_receipt(receipt, origin); !valid) return valid.error();
   return receipt;
 }
 

@@ -111,6 +111,18 @@ def a_receipt_with_a_wrong_type_is_named_with_exit_2(tmp):
         expect_error(proc, 2, f"{receipt}: components[0]: size must be a whole number")
         receipt.write_text('{"product": "cuda", ')
         expect_error(run(["list"], env), 2, f"{receipt}: is not a JSON object")
+        # Values other code reads as versions, names and digests go through the one validator.
+        for edit, field in ((lambda r: r.update(version="../12.4.1"), "version"),
+                            (lambda r: r.update(product="cuda", version="12.4.1", source="npm"), "source must be"),
+                            (lambda r: r.update(source="redist", components=[{"name": "../nvcc"}]),
+                             "components[0].name"),
+                            (lambda r: r.update(components=[{"name": "cuda_nvcc", "sha256": "zz"}]),
+                             "components[0].sha256")):
+            receipt.write_text(json.dumps({"product": "cuda", "version": "12.4.1"}))
+            spoil_receipt(tmp, "12.4.1", edit)
+            proc = run(["list"], env)
+            no_internal_error(proc)
+            expect_error(proc, 2, f"{receipt}: {field}")
         # The way out the hint names works: --force reinstalls, uninstall removes.
         run(["install", "12.4.1", "--force"], env, check_exit=0)
         check(json.loads(receipt.read_text())["product"] == "cuda", "--force wrote a fresh receipt")

@@ -141,20 +141,29 @@ def a_hostile_receipt_is_shown_escaped_and_json_stays_json(tmp):
         check(proc.returncode == 0, f"cuDNN install: {proc.stderr!r}")
     receipts = list(Path(tmp / "root" / "cudnn").glob("*/cudaenv-receipt.json"))
     check(len(receipts) == 1, f"one cuDNN receipt: {receipts}")
-    for receipt in receipts:
-        data = json.loads(receipt.read_text())
-        data["variant"] = "cuda12" + HOSTILE
-        data["mirror"] = url + HOSTILE
-        receipt.write_text(json.dumps(data))
+    receipt = receipts[0]
+    original = receipt.read_text()
+    # Text only ever shown (the mirror, the install time): listed, escaped.
+    data = json.loads(original)
+    data["mirror"] = url + HOSTILE
+    data["installed_at"] = "2026-12-02T00:00:00Z" + HOSTILE
+    receipt.write_text(json.dumps(data))
     proc = cudaenv(["list"], env, tmp)
     check(proc.returncode == 0, f"list: {proc.stderr!r}")
-    assert_escaped(proc, "list with a hostile receipt")
+    for byte in CONTROL_BYTES:
+        check(byte not in proc.stdout + proc.stderr, f"list: raw {byte!r}")
     proc = cudaenv(["list", "--json"], env, tmp)
     for byte in CONTROL_BYTES:
         check(byte not in proc.stdout, f"list --json: raw {byte!r}")
     listed = json.loads(proc.stdout)
-    variants = [item["variant"] for item in listed["cudnn"]]
-    check(variants == ["cuda12" + HOSTILE], f"list --json carries the exact text, JSON-escaped: {variants}")
+    mirrors = [item["mirror"] for item in listed["cudnn"]]
+    check(mirrors == [url + HOSTILE], f"list --json carries the exact text, JSON-escaped: {mirrors}")
+    # A field other code reads as a name (the variant): refused by the validator, named, escaped.
+    data["variant"] = "cuda12" + HOSTILE
+    receipt.write_text(json.dumps(data))
+    proc = cudaenv(["list"], env, tmp)
+    check(proc.returncode == 2 and f"{receipt}: variant:" in proc.stderr, f"list: {proc.returncode} {proc.stderr!r}")
+    assert_escaped(proc, "list with a receipt's hostile variant")
 
 
 def planted_sh(text):
