@@ -142,15 +142,54 @@ Result<LockProject> find_lock_project(Context& context) {
   return LockProject{*file, std::move(*pins)};
 }
 
+namespace {
+
+// The project with its pins narrowed to the set `stored` locked: resolving it again re-reads what
+// the lock names (its releases' archives on the mirror, its targets' driver modes) without
+// choosing anew, so a release the mirror gained since is no reason for a new choice.
+LockProject narrowed_to(const LockProject& project, const lock::LockFile& stored) {
+  auto narrowed = project;
+  if (auto toolkit = VersionSpec::parse(stored.toolkit.version)) narrowed.pins.cuda = *toolkit;
+  if (stored.cudnn)
+    if (auto cudnn = VersionSpec::parse(stored.cudnn->version)) narrowed.pins.cudnn = *cudnn;
+  return narrowed;
+}
+
+bool same_database(const lock::LockFile& stored, Context& context) {
+  auto database = manifest::load_selected_database(paths::data_root(context.env));
+  return database && lock::database_digest(*database) == stored.database_sha256;
+}
+
+}  // namespace
+
 Result<std::vector<std::string>> stale_lock_differences(const LockProject& project,
                                                         const lock::LockFile& stored,
                                                         const DownloadSetup& setup,
                                                         Context& context) {
+  // Stale only when (docs/lockfile.md) .cudaenv asks otherwise, what the lock names changed or
+  // vanished, or the database changed and resolves the request to another set. A lock .cudaenv
+  // still asks for, under the database it was resolved with, is re-read as it stands (a mirror
+  // that gained releases changes nothing); otherwise the request is resolved afresh, as
+  // `cudaenv lock` would.
+  const bool reread =
+      same_database(stored, context) &&
+      lock::project_differences(stored, lock::request_of(project.pins), project.pins.targets)
+          .empty();
   // No framework index is asked: the locked wheels stand while they satisfy .cudaenv.
-  auto resolved = resolved_lock(project, setup, context, &stored);
-  if (!resolved) return resolved.error();
+  auto resolved =
+      resolved_lock(reread ? narrowed_to(project, stored) : project, setup, context, &stored);
+  if (!resolved) {
+    const auto kind = resolved.error().kind;
+    if (!reread || (kind != ErrorKind::not_found && kind != ErrorKind::no_compatible_set))
+      return resolved.error();
+    // The locked set itself can no longer be had: the mirror dropped its release.
+    return std::vector<std::string>{
+        "toolkit.version: " + text::printable(stored.toolkit.version) +
+        " as locked cannot be resolved now: " + resolved.error().message};
+  }
   auto frameworks = lock::check_frameworks(stored.frameworks, resolved->frameworks);
   auto& fresh = resolved->lock;
+  fresh.request = lock::request_of(project.pins);  // what .cudaenv asks, not the narrowed pins
   fresh.frameworks = std::move(frameworks.current);
   auto found = lock::differences(stored, fresh);
   for (auto& line : frameworks.problems) found.push_back(std::move(line));

@@ -43,8 +43,10 @@ struct LockProject {
 };
 Result<LockProject> find_lock_project(Context& context);
 
-// Every difference between `stored` and a fresh resolution (.cudaenv, the database, the
-// mirror), stale receipts included: what `lock --check` and `sync --frozen` refuse.
+// Why `stored` is stale (docs/lockfile.md), one line each, stale receipts included: .cudaenv asks
+// otherwise or the database changed (then against a fresh resolution), or what it names changed
+// or vanished on the mirror (the locked set re-read). A mirror that gained releases is no reason.
+// What `lock --check` and `sync --frozen` refuse.
 Result<std::vector<std::string>> stale_lock_differences(const LockProject& project,
                                                         const lock::LockFile& stored,
                                                         const DownloadSetup& setup,

@@ -136,6 +136,36 @@ def the_check_is_stale_after_a_database_update_and_after_the_mirror_replaced_an_
 
 
 @case
+def a_mirror_that_gains_a_release_leaves_the_lock_current_one_that_drops_it_makes_it_stale(tmp):
+    """docs/lockfile.md: stale only when .cudaenv asks otherwise, what the lock names changed or
+    vanished, or the database resolves the request differently. A release the mirror gains (a
+    12.6 that `cuda = "12"` would now take) is none of these."""
+    toolkit_release(tmp / "mirror", "12.4.1", "12.4.131")
+    project = tmp / "repo"
+    project.mkdir()
+    (project / ".cudaenv").write_text('cuda = "12"\n[targets.h100]\ndriver = "550.54.15"\narch = ["9.0"]\n')
+    (tmp / "sysroot").mkdir()
+    with mirror_server(tmp / "mirror") as (url, _):
+        env = env_for(tmp, url)
+        cudaenv(["lock"], env, project, expect=0)
+        locked = (project / ".cudaenv.lock").read_text()
+        check(tomllib.loads(locked)["toolkit"]["version"] == "12.4.1", locked)
+        toolkit_release(tmp / "mirror", "12.6.3", "12.6.85")  # the mirror grows
+        proc = cudaenv(["lock", "--check"], env, project, expect=0)
+        check("is current: CUDA 12.4.1" in proc.stdout, proc.stdout)
+        fresh_home = dict(env, HOME=str(tmp / "teammate"), CUDAENV_ROOT=str(tmp / "teammate-root"))
+        cudaenv(["sync", "--frozen"], fresh_home, project, expect=0)
+        check((tmp / "teammate-root" / "toolkits" / "12.4.1" / "bin" / "nvcc").is_file(),
+              "sync --frozen installed the locked 12.4.1")
+        check((project / ".cudaenv.lock").read_text() == locked, "the lock is left as it was")
+        # The mirror drops the locked release: what the lock names vanished.
+        (tmp / "mirror" / "cuda" / "redist" / "redistrib_12.4.1.json").unlink()
+        proc = cudaenv(["lock", "--check"], env, project)
+        expect_error(proc, 1, "the lock is stale")
+        check("toolkit.version: 12.4.1 as locked cannot be resolved now" in proc.stdout, proc.stdout)
+
+
+@case
 def no_set_for_every_target_exits_4_naming_the_target_and_the_change(tmp):
     project = setup(tmp, PROJECT + '[targets.old]\ndriver = "470.57.02"\narch = ["7.0"]\n')
     with mirror_server(tmp / "mirror") as (url, _):
