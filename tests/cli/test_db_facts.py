@@ -135,7 +135,8 @@ def new_cudnn_releases_are_known_with_their_cuda_builds(tmp):
     # 9.20.0's own manifest lists CUDA 12 and 13 builds (it was recorded as CUDA-13-only).
     out = resolve_json(tmp, "--cuda", "12.9", "--cudnn", "9.20")
     check(out["cudnn"] and out["cudnn"]["full_version"] == "9.20.0.48", f"cudnn {out['cudnn']}")
-    for version, full in (("9.12", "9.12.0.46"), ("9.19", "9.19.0.56")):
+    # --cudnn 9.19 is the newest 9.19.x: 9.19.1.2 (PYPI_CUDNN, a CUDA 13 wheel only).
+    for version, full in (("9.12", "9.12.0.46"), ("9.19", "9.19.1.2"), ("9.19.0", "9.19.0.56")):
         out = resolve_json(tmp, "--cudnn", version)
         check(out["cudnn"] and out["cudnn"]["full_version"] == full, f"{version}: {out['cudnn']}")
 
@@ -145,5 +146,57 @@ def the_13_2_2_refresh_is_in_the_database(tmp):
     out = resolve_json(tmp, "--cuda", "13.2.2", "--driver", "595.71.05")
     check(out["cuda"]["version"] == "13.2.2" and out["cuda"]["driver_mode"] == "full", f"{out['cuda']}")
 
+
+
+@case
+def cudnn_releases_with_both_cuda_builds_resolve_for_either_major(tmp):
+    # PYPI_CUDNN: 9.19.0.56, 9.18.1.3 and 9.15.1.9 are both nvidia-cudnn-cu12 and -cu13 wheels.
+    # On CUDA 13, --cudnn 9.19 takes the newer 9.19.1.2, which has no CUDA 12 wheel.
+    for cudnn, cuda, full in (("9.19", "12.8", "9.19.0.56"), ("9.18", "13.0", "9.18.1.3"),
+                              ("9.15.1", "12.9", "9.15.1.9"), ("9.19", "13.0", "9.19.1.2")):
+        out = resolve_json(tmp, "--cudnn", cudnn, "--cuda", cuda)
+        check(out["cudnn"] and out["cudnn"]["full_version"] == full, f"{cudnn} on {cuda}: {out['cudnn']}")
+        check(out["cuda"]["version"].startswith(cuda + "."), f"{cudnn} on {cuda}: {out['cuda']}")
+
+
+@case
+def torch_2_11_resolves_with_the_cudnn_its_pypi_wheel_pins(tmp):
+    # PYPI_TORCH: torch 2.11.0 requires cuda-toolkit==13.0.2 and nvidia-cudnn-cu13==9.19.0.56.
+    out = resolve_json(tmp, "--torch", "2.11")
+    check(out["cudnn"] and out["cudnn"]["full_version"] == "9.19.0.56", f"cudnn {out['cudnn']}")
+    check(out["cuda"]["version"].startswith("13.0."), f"cuda {out['cuda']}")
+    proc = resolve(tmp, "--torch", "2.11")
+    check("cuDNN      9.19.0 (9.19.0.56)" in proc.stdout, proc.stdout)
+
+
+@case
+def cudnn_9_28_and_the_point_releases_pypi_lists_are_known(tmp):
+    # PYPI_CUDNN: 9.28.1.4 is a cu13 wheel only; 9.28.0.42 and 9.21.1.3 are cu12 and cu13.
+    out = resolve_json(tmp, "--cudnn", "9.28.1")
+    check(out["cudnn"] and out["cudnn"]["full_version"] == "9.28.1.4", f"cudnn {out['cudnn']}")
+    check(out["cuda"]["version"].startswith("13."), f"cuda {out['cuda']}")
+    resolve_json(tmp, "--cudnn", "9.28.1", "--cuda", "12", expect=4)
+    for cudnn, full in (("9.28.0", "9.28.0.42"), ("9.21.1", "9.21.1.3"), ("9.25.1", "9.25.1.1")):
+        out = resolve_json(tmp, "--cudnn", cudnn, "--cuda", "12.9")
+        check(out["cudnn"] and out["cudnn"]["full_version"] == full, f"{cudnn}: {out['cudnn']}")
+
+
+@case
+def driver_floors_from_nvidias_table_print_no_unverified_line(tmp):
+    # RN133 Table 3: 13.1 Update 1 >= 590.48.01, 13.2 Update 2 >= 595.71.05, 13.3 Update 1 >= 610.43.02.
+    for driver, cuda in (("590.48.01", "13.1.1"), ("590.66.01", "13.1.1"), ("595.71.05", "13.2.2"),
+                         ("610.43.02", "13.3.1")):
+        proc = resolve(tmp, "--driver", driver, "--cuda", cuda)
+        check(f"CUDA       {cuda}" in proc.stdout, proc.stdout)
+        check("Unverified" not in proc.stdout, f"{driver}: {proc.stdout}")
+    for driver in ("595.71.05", "610.43.02"):
+        proc = resolve(tmp, "--driver", driver)
+        check("Unverified" not in proc.stdout, f"{driver}: {proc.stdout}")
+    # The plain answer on 590 is the 13.1.2 refresh, which has no row of its own: one line, and it
+    # rests on the table's 13.1 Update 1 row, not on a driver table left unread.
+    proc = resolve(tmp, "--driver", "590.48.01")
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("Unverified")]
+    check(len(lines) == 1 and "CUDA 13.1.2 driver floor" in lines[0], proc.stdout)
+    check("not read" not in proc.stdout and "upper bound" not in proc.stdout, proc.stdout)
 
 finish()

@@ -128,7 +128,8 @@ def an_index_without_a_matching_wheel_exits_3_naming_what_it_has(tmp):
 @case
 def a_framework_pypi_serves_is_read_from_pip_index_url_with_its_extras_kept(tmp):
     toolkit_release(tmp / "mirror", "12.9.1", "12.9.86")
-    cudnn_release(tmp / "mirror", "9.27.0", "9.27.0.1")  # JAX's plugin asks for cuDNN >= 9.8
+    # JAX's plugin asks for cuDNN >= 9.8; the newest with a CUDA 12 build is 9.28.0 (PYPI_CUDNN).
+    cudnn_release(tmp / "mirror", "9.28.0", "9.28.0.1")
     for version in ("0.4.35", "0.5.0", "0.6.0rc1"):
         framework_wheel(tmp / "wheels", "jax", version, "any")  # pure Python, as JAX is
     project = tmp / "repo"

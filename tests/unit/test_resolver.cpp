@@ -173,6 +173,24 @@ const Case misc_cases[] = {
    .cuda = "12.9", .cudnn = "9.10.2", .expect_cudnn = "9.10.2.21"},  {.name = "cuDNN 8.9.6 only supports CUDA 12.0-12.2", .source = "CUDNN_SM 8.9.6",
    .cuda = "12.2", .cudnn = "8.9.6", .expect_cudnn = "8.9.6.50"},  {.name = "a range spec picks the newest release inside it", .source = "RN131 release list",
    .cuda = ">=12.1,<12.5", .expect_cuda = "12.4.1"},};
+
+const Case pypi_fact_cases[] = {
+  {.name = "cuDNN 9.19 has a CUDA 12 build", .source = "PYPI_CUDNN: nvidia-cudnn-cu12 and nvidia-cudnn-cu13 9.19.0.56",
+   .cuda = "12.8", .cudnn = "9.19", .expect_cuda = "12.8.2", .expect_cudnn = "9.19.0.56"},
+  {.name = "cuDNN 9.18 has a CUDA 13 build", .source = "PYPI_CUDNN: nvidia-cudnn-cu12 and nvidia-cudnn-cu13 9.18.1.3",
+   .cuda = "13.0", .cudnn = "9.18", .expect_cuda = "13.0.3", .expect_cudnn = "9.18.1.3"},
+  {.name = "cuDNN 9.15.1 has a CUDA 12 build", .source = "PYPI_CUDNN: nvidia-cudnn-cu12 and nvidia-cudnn-cu13 9.15.1.9",
+   .cuda = "12.9", .cudnn = "9.15.1", .expect_cudnn = "9.15.1.9"},
+  {.name = "torch 2.11 gets the cuDNN its PyPI wheel pins", .source = "PYPI_TORCH: torch 2.11.0 requires cuda-toolkit 13.0.2, nvidia-cudnn-cu13 9.19.0.56",
+   .torch = "2.11", .expect_cuda = "13.0.3", .expect_cudnn = "9.19.0.56", .expect_variant = "cu130"},
+  {.name = "cuDNN 9.28.1 is known, for CUDA 13", .source = "PYPI_CUDNN: nvidia-cudnn-cu13 9.28.1.4 (no cu12 wheel)",
+   .cudnn = "9.28.1", .expect_cudnn = "9.28.1.4"},
+  {.name = "cuDNN 9.28.1 has no CUDA 12 build", .source = "PYPI_CUDNN: nvidia-cudnn-cu12 stops at 9.28.0.42",
+   .cuda = "12", .cudnn = "9.28.1", .ok = false, .expect_suggestion = "--cuda 13"},
+  {.name = "cuDNN 9.28.0 has a CUDA 12 build", .source = "PYPI_CUDNN: nvidia-cudnn-cu12 and nvidia-cudnn-cu13 9.28.0.42",
+   .cuda = "12.9", .cudnn = "9.28.0", .expect_cudnn = "9.28.0.42"},
+  {.name = "the point releases between 9.15 and 9.26 are known", .source = "PYPI_CUDNN: 9.23.2.1 for cu12 and cu13",
+   .cuda = "12.9", .cudnn = "9.23.2", .expect_cudnn = "9.23.2.1"},};
 // clang-format on
 
 }  // namespace
@@ -191,6 +209,38 @@ TEST_CASE("framework builds: toolkit, cuDNN and compiled architectures") {
 
 TEST_CASE("host compilers, cuDNN support and specs") {
   for (const auto& c : misc_cases) check_case(c);
+}
+
+TEST_CASE("cuDNN CUDA builds and torch pins as NVIDIA's and PyTorch's PyPI wheels state them") {
+  for (const auto& c : pypi_fact_cases) check_case(c);
+}
+
+TEST_CASE("driver floors from NVIDIA's table are not reported as unverified") {
+  // RN133 Table 3: 13.1 Update 1 >= 590.48.01, 13.2 Update 2 >= 595.71.05, 13.3 Update 1 >=
+  // 610.43.02. Only the 13.1.2 refresh, which has no row of its own, is still inferred.
+  for (const auto& [driver, cuda] :
+       {std::pair{"590.48.01", "13.1.1"}, std::pair{"595.71.05", "13.2"},
+        std::pair{"610.43.02", "13.3"}}) {
+    CAPTURE(driver);
+    Request request;
+    request.cuda = spec(cuda);
+    const auto r = resolve::resolve(db(), Target{v(driver), {}, std::nullopt}, request);
+    REQUIRE(r.ok());
+    CHECK(r.best().driver.mode == DriverMode::full);
+    CHECK(r.best().unconfirmed.empty());
+  }
+  for (const auto* driver : {"595.71.05", "610.43.02"}) {
+    CAPTURE(driver);
+    const auto r = resolve::resolve(db(), Target{v(driver), {}, std::nullopt}, Request{});
+    REQUIRE(r.ok());
+    CHECK(r.best().unconfirmed.empty());
+  }
+  const auto refresh = resolve::resolve(db(), Target{v("590.48.01"), {}, std::nullopt}, Request{});
+  REQUIRE(refresh.ok());
+  CHECK(refresh.best().cuda->version.str() == "13.1.2");
+  REQUIRE(refresh.best().unconfirmed.size() == 1);
+  CHECK(refresh.best().unconfirmed.front().basis.find("not read") == std::string::npos);
+  CHECK(refresh.best().unconfirmed.front().basis.find("13.1 Update 1") != std::string::npos);
 }
 
 TEST_CASE("a GPU is covered by machine code of its major with a lower minor, or by older PTX") {
