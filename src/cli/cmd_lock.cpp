@@ -49,14 +49,13 @@ Result<std::vector<project::DeclaredTarget>> targets_for(const LockProject& proj
 }
 
 Result<lock::ResolvedLock> resolved_lock(const LockProject& project, const DownloadSetup& setup,
+                                         const manifest::SelectedDatabase& database,
                                          Context& context, const lock::LockFile* stored = nullptr) {
   auto targets = targets_for(project, context, stored);
   if (!targets) return targets.error();
-  auto database = manifest::load_selected_database(paths::data_root(context.env));
-  if (!database) return database.error();
   const auto source = setup.source();
   auto resolved =
-      lock::resolve_lock({project.pins, *targets, *database, source,
+      lock::resolve_lock({project.pins, *targets, database, source,
                           std::string("cudaenv ") + CUDAENV_VERSION_STRING, project.file.string()});
   if (!resolved) return setup.explain(resolved.error());
   return resolved;
@@ -81,7 +80,9 @@ lock::FrameworkIndexes framework_indexes(const DownloadSetup& setup, const Conte
 
 Result<lock::LockFile> fresh_lock(const LockProject& project, const DownloadSetup& setup,
                                   Context& context) {
-  auto resolved = resolved_lock(project, setup, context);
+  auto database = manifest::load_selected_database(paths::data_root(context.env));
+  if (!database) return database.error();
+  auto resolved = resolved_lock(project, setup, *database, context);
   if (!resolved) return resolved.error();
   auto frameworks = lock::lock_frameworks(resolved->frameworks, framework_indexes(setup, context));
   if (!frameworks) return frameworks.error();
@@ -155,11 +156,6 @@ LockProject narrowed_to(const LockProject& project, const lock::LockFile& stored
   return narrowed;
 }
 
-bool same_database(const lock::LockFile& stored, Context& context) {
-  auto database = manifest::load_selected_database(paths::data_root(context.env));
-  return database && lock::database_digest(*database) == stored.database_sha256;
-}
-
 }  // namespace
 
 Result<std::vector<std::string>> stale_lock_differences(const LockProject& project,
@@ -171,13 +167,15 @@ Result<std::vector<std::string>> stale_lock_differences(const LockProject& proje
   // still asks for, under the database it was resolved with, is re-read as it stands (a mirror
   // that gained releases changes nothing); otherwise the request is resolved afresh, as
   // `cudaenv lock` would.
+  auto database = manifest::load_selected_database(paths::data_root(context.env));
+  if (!database) return database.error();
   const bool reread =
-      same_database(stored, context) &&
+      lock::database_digest(*database) == stored.database_sha256 &&
       lock::project_differences(stored, lock::request_of(project.pins), project.pins.targets)
           .empty();
   // No framework index is asked: the locked wheels stand while they satisfy .cudaenv.
-  auto resolved =
-      resolved_lock(reread ? narrowed_to(project, stored) : project, setup, context, &stored);
+  auto resolved = resolved_lock(reread ? narrowed_to(project, stored) : project, setup, *database,
+                                context, &stored);
   if (!resolved) {
     const auto kind = resolved.error().kind;
     if (!reread || (kind != ErrorKind::not_found && kind != ErrorKind::no_compatible_set))

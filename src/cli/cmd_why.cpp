@@ -104,6 +104,9 @@ std::vector<scan::PinnedDirectory> pinned_directories(const std::string& library
   return pins;
 }
 
+// clang-tidy 14 flags the implicit members of a struct holding nlohmann::json; the report lives
+// in run_why, passed by reference, never copied.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 struct WhyReport {
   nlohmann::json applies;  // what applies here: the toolkit, cuDNN and source every command names
   scan::LoaderAnswer answer;

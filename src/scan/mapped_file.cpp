@@ -44,7 +44,9 @@ void on_sigbus(int signal, siginfo_t* info, void*) {
     const auto size = slot.size.load(std::memory_order_acquire);
     if (start == 0 || address < start || address >= start + size) continue;
     const auto page = address & ~(page_size - 1);
-    void* zeros = ::mmap(reinterpret_cast<void*>(page), start + size - page, PROT_READ,
+    // The page's start as a pointer derived from the faulting one, not cast from an integer.
+    void* page_start = static_cast<char*>(info->si_addr) - (address - page);
+    void* zeros = ::mmap(page_start, start + size - page, PROT_READ,
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
     if (zeros != MAP_FAILED) {
       slot.faulted.store(true, std::memory_order_release);

@@ -162,7 +162,7 @@ def a_hostile_receipt_is_shown_escaped_and_json_stays_json(tmp):
     data["variant"] = "cuda12" + HOSTILE
     receipt.write_text(json.dumps(data))
     proc = cudaenv(["list"], env, tmp)
-    check(proc.returncode == 2 and f"{receipt}: variant:" in proc.stderr, f"list: {proc.returncode} {proc.stderr!r}")
+    check(proc.returncode == 2 and f"{receipt}: variant:".encode() in proc.stderr, f"list: {proc.returncode} {proc.stderr!r}")
     assert_escaped(proc, "list with a receipt's hostile variant")
 
 

@@ -208,7 +208,7 @@ TEST_CASE("scan bounds: each walk limit reached is a warning naming the path and
 TEST_CASE("scan bounds: a file truncated while mapped reads as zeros and says so, never SIGBUS") {
   test::TempDir dir;
   const auto path = dir.path() / "libshrinking.so";
-  test::write_file(path, std::string(3 * 65536, '\xab'));  // whole pages on any page size
+  test::write_file(path, std::string(size_t{3} * 65536, '\xab'));  // whole pages on any page size
   auto mapped = MappedFile::open(path);
   REQUIRE(mapped);
   CHECK_FALSE(mapped->changed());

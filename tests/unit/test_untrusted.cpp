@@ -32,11 +32,8 @@ TEST_CASE("untrusted names and component versions cannot become a path or an opt
   CHECK(is_valid(Field::component_name, "linux-x86_64"));
   CHECK(is_valid(Field::component_version, "12.4.127"));
   CHECK(is_valid(Field::component_version, "2024.1.0+local"));
-  for (const char* bad :
-       {"", ".", "..", "a..b", ".hidden", "-rf", "a/b", "a b", "a;b", "a\"b", "a]b", "a$b",
-        "a\x1b"
-        "b",
-        "\xc3\xa9"})
+  for (const char* bad : {"", ".", "..", "a..b", ".hidden", "-rf", "a/b", "a b", "a;b", "a\"b",
+                          "a]b", "a$b", "a\033b", "\xc3\xa9"})
     CHECK_FALSE(is_valid(Field::component_name, bad));
   CHECK_FALSE(is_valid(Field::component_version, "latest"));
   CHECK_FALSE(is_valid(Field::component_name, std::string(129, 'a')));
