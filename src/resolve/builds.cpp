@@ -12,9 +12,14 @@ namespace {
 // The choice with its pip arguments and the pip line made of them.
 FrameworkChoice choice(std::string name, std::string version, std::string variant,
                        std::vector<std::string> pip_args, Version rank) {
-  auto line = pip_command(pip_args, PipTool::pip);
-  return {std::move(name), std::move(version),  std::move(variant),
-          std::move(line), std::move(pip_args), std::move(rank)};
+  FrameworkChoice made;
+  made.install = pip_command(pip_args, PipTool::pip);
+  made.name = std::move(name);
+  made.version = std::move(version);
+  made.variant = std::move(variant);
+  made.pip_args = std::move(pip_args);
+  made.rank = std::move(rank);
+  return made;
 }
 
 std::vector<FrameworkBuild> torch_builds(const manifest::Database& db, const VersionSpec& spec) {
@@ -32,6 +37,8 @@ std::vector<FrameworkBuild> torch_builds(const manifest::Database& db, const Ver
       build.torch_variant = &variant;
       build.provenance = &release.provenance;
       build.experimental = variant.experimental;
+      build.choice.stable = !variant.experimental;
+      build.choice.pypi_default = variant.tag == release.pypi_default;
       builds.push_back(std::move(build));
     }
   }

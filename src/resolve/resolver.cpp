@@ -148,7 +148,8 @@ std::vector<std::string> set_warnings(const manifest::Database& db, const Soluti
 }
 
 // Preference: full driver support over minor-compat, then newer frameworks (in request order),
-// then the newer toolkit, then the newer cuDNN.
+// then stable builds over experimental ones, then PyPI's default build, then the newer toolkit,
+// then the newer cuDNN.
 bool preferred(const Solution& a, const Solution& b) {
   const bool a_full = a.driver.mode != DriverMode::minor_compat;
   const bool b_full = b.driver.mode != DriverMode::minor_compat;
@@ -156,6 +157,14 @@ bool preferred(const Solution& a, const Solution& b) {
   for (size_t i = 0; i < a.frameworks.size() && i < b.frameworks.size(); ++i) {
     if (a.frameworks[i].rank != b.frameworks[i].rank)
       return a.frameworks[i].rank > b.frameworks[i].rank;
+  }
+  // Of builds of the same versions: the stable ones, then the one `pip install` gets from PyPI.
+  for (size_t i = 0; i < a.frameworks.size() && i < b.frameworks.size(); ++i) {
+    if (a.frameworks[i].stable != b.frameworks[i].stable) return a.frameworks[i].stable;
+  }
+  for (size_t i = 0; i < a.frameworks.size() && i < b.frameworks.size(); ++i) {
+    if (a.frameworks[i].pypi_default != b.frameworks[i].pypi_default)
+      return a.frameworks[i].pypi_default;
   }
   if (a.cuda->version != b.cuda->version) return a.cuda->version > b.cuda->version;
   if (a.cudnn && b.cudnn) return a.cudnn->full_version > b.cudnn->full_version;
@@ -196,9 +205,12 @@ class Solver {
     if (check.mode == DriverMode::too_old) {
       return reject(describe(release, {}), driver_problem(check, *target_.driver));
     }
+    family_notes_.clear();
     for (const auto& gpu : target_.gpus) {
-      if (auto problem = arch_problem(db_, release, gpu))
-        return reject(describe(release, {}), *problem);
+      const auto fit = toolkit_arch_fit(db_, release, gpu);
+      if (fit.kind == ArchFit::Kind::none) return reject(describe(release, {}), fit.problem);
+      if (fit.kind == ArchFit::Kind::family)
+        family_notes_.push_back(family_note(release, gpu, fit));
       if (auto problem = gpu_driver_problem(db_, gpu, target_.driver))
         return reject(describe(release, {}), *problem);
     }
@@ -250,6 +262,7 @@ class Solver {
     solution.unchecked = release.unchecked();
     solution.unconfirmed = unconfirmed_facts(db_, solution, combo);
     solution.warnings = set_warnings(db_, solution, target_, combo);
+    for (const auto& note : family_notes_) solution.warnings.push_back(note);
     result_.solutions.push_back(std::move(solution));
   }
 
@@ -277,6 +290,8 @@ class Solver {
   const Target& target_;
   const Request& request_;
   std::vector<std::vector<FrameworkBuild>> builds_;
+  // The GPUs the release under consideration serves through an older member of their family.
+  std::vector<std::string> family_notes_;
   Resolution result_;
 };
 

@@ -36,6 +36,8 @@ struct FrameworkChoice {
   std::string install;                // the pip command line
   std::vector<std::string> pip_args;  // what follows `pip install` in it (resolve/pip_lines.hpp)
   Version rank;                       // what preference compares: the framework's version
+  bool stable = true;                 // not a build its maintainers call experimental
+  bool pypi_default = false;          // the build `pip install torch==X` gets from PyPI
 };
 
 // A fact the answer rests on that no primary source states (confidence "inferred" or

@@ -23,15 +23,16 @@ DriverCheck check_driver(const manifest::Database& db, const manifest::CudaRelea
   return check;
 }
 
-std::optional<std::string> arch_problem(const manifest::Database& db,
-                                        const manifest::CudaRelease& release,
-                                        const Version& compute_capability) {
+namespace {
+
+std::optional<std::string> toolkit_arch_problem(const manifest::Database& db, const Version& cuda,
+                                                const Version& compute_capability) {
   const auto* arch = db.arch(compute_capability);
   const auto sm = sm_name(compute_capability);
   if (arch == nullptr) {
     return sm + ": compute capability " + compute_capability.str() + " is not in the database";
   }
-  const auto toolkit = release.version.major_minor();
+  const auto toolkit = cuda.major_minor();
   if (toolkit < arch->first_cuda) {
     return sm + " (" + arch->name + ") needs CUDA >= " + arch->first_cuda.str();
   }
@@ -39,6 +40,52 @@ std::optional<std::string> arch_problem(const manifest::Database& db,
     return sm + " (" + arch->name + ") needs CUDA <= " + arch->last_cuda->str();
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> arch_problem(const manifest::Database& db,
+                                        const manifest::CudaRelease& release,
+                                        const Version& compute_capability) {
+  return toolkit_arch_problem(db, release.version, compute_capability);
+}
+
+ArchFit toolkit_arch_fit(const manifest::Database& db, const Version& cuda,
+                         const Version& compute_capability) {
+  ArchFit fit;
+  auto problem = toolkit_arch_problem(db, cuda, compute_capability);
+  if (!problem) {
+    fit.kind = ArchFit::Kind::native;
+    return fit;
+  }
+  fit.problem = std::move(*problem);
+  // The newest older member of the family the toolkit compiles for; one still current first
+  // (10.1 was Thor's number until CUDA 13 renamed it 11.0: a B300 is served through sm_100).
+  for (const bool current_only : {true, false}) {
+    for (const auto& member : db.gpu_archs) {
+      const auto& cc = member.compute_capability;
+      if (cc.major() != compute_capability.major() || cc.minor() >= compute_capability.minor())
+        continue;
+      if ((current_only && member.last_cuda) || toolkit_arch_problem(db, cuda, cc)) continue;
+      if (!fit.through || cc > *fit.through) fit.through = cc;
+    }
+    if (fit.through) break;
+  }
+  if (fit.through) fit.kind = ArchFit::Kind::family;
+  return fit;
+}
+
+ArchFit toolkit_arch_fit(const manifest::Database& db, const manifest::CudaRelease& release,
+                         const Version& compute_capability) {
+  return toolkit_arch_fit(db, release.version, compute_capability);
+}
+
+std::string family_note(const manifest::CudaRelease& release, const Version& compute_capability,
+                        const ArchFit& fit) {
+  return "CUDA " + release.version.str() + " has no " + sm_name(compute_capability) +
+         " target: its " + sm_name(*fit.through) + " code runs on this GPU (binary compatibility " +
+         "within compute capability " + std::to_string(compute_capability.major()) +
+         ".x); to compile for " + sm_name(compute_capability) + " itself: " + fit.problem;
 }
 
 std::optional<std::string> gpu_driver_problem(const manifest::Database& db,

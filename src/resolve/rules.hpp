@@ -30,6 +30,27 @@ std::optional<std::string> arch_problem(const manifest::Database& db,
                                         const manifest::CudaRelease& release,
                                         const Version& compute_capability);
 
+// How a toolkit's code reaches a GPU. NVIDIA's rule: a cubin for X.y runs on X.z for z >= y
+// (not the arch-specific sm_XYa/sm_XYf targets, which no toolkit here is asked for), so a toolkit
+// without an sm_XZ target still serves the GPU through the family's older member: CUDA 12.8 on
+// a B300 (10.3) through sm_100. Compiling for the GPU's own target still needs `native`.
+struct ArchFit {
+  enum class Kind { native, family, none } kind = Kind::none;
+  std::optional<Version> through;  // family: the target whose code runs on the GPU (10.0)
+  std::string problem;             // none: why not; family: why not natively
+};
+
+ArchFit toolkit_arch_fit(const manifest::Database& db, const manifest::CudaRelease& release,
+                         const Version& compute_capability);
+// The same for a toolkit known by its version alone (an installed one).
+ArchFit toolkit_arch_fit(const manifest::Database& db, const Version& cuda,
+                         const Version& compute_capability);
+
+// What a family fit means, for the answer: "CUDA 12.8 has no sm_103 target: its sm_100 code runs
+// on this GPU (…); to compile for sm_103 itself, use CUDA >= 12.9".
+std::string family_note(const manifest::CudaRelease& release, const Version& compute_capability,
+                        const ArchFit& fit);
+
 // Why this driver cannot run a GPU of this compute capability at all (a driver only knows the
 // GPUs released before it); nullopt if it can or the database does not say.
 std::optional<std::string> gpu_driver_problem(const manifest::Database& db,

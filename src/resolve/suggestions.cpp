@@ -1,6 +1,7 @@
 #include "resolve/suggestions.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace cudaenv::resolve {
 
@@ -48,7 +49,8 @@ std::vector<std::string> arch_suggestions(const manifest::Database& db, const Ta
     if (arch == nullptr) continue;
     const bool spec_allows =
         std::any_of(db.cuda_releases.begin(), db.cuda_releases.end(), [&](const auto& r) {
-          return (!request.cuda || request.cuda->matches(r.version)) && !arch_problem(db, r, gpu);
+          return (!request.cuda || request.cuda->matches(r.version)) &&
+                 toolkit_arch_fit(db, r, gpu).kind != ArchFit::Kind::none;
         });
     if (spec_allows) continue;
     const auto prefix = sm_name(gpu) + " (" + arch->name + ") needs CUDA ";
@@ -59,6 +61,21 @@ std::vector<std::string> arch_suggestions(const manifest::Database& db, const Ta
                             "; use --cuda \">=" + arch->first_cuda.str() + "\"");
   }
   return out;
+}
+
+// The set whose toolkit is nearest the pinned one ("12.6" -> 12.4 rather than 12.1): the smallest
+// change to the pin. The preferred set when the pin is not one version.
+const Solution& nearest_toolkit(const std::vector<Solution>& solutions, const VersionSpec& pin) {
+  const auto pinned = Version::parse(pin.str());
+  if (!pinned) return solutions.front();
+  const auto distance = [&](const Solution& s) {
+    const auto& v = s.cuda->version;
+    return std::abs(v.major() - pinned->major()) * 1000 + std::abs(v.minor() - pinned->minor());
+  };
+  const Solution* nearest = &solutions.front();
+  for (const auto& solution : solutions)
+    if (distance(solution) < distance(*nearest)) nearest = &solution;
+  return *nearest;
 }
 
 template <typename Field>
@@ -72,7 +89,8 @@ std::optional<std::string> relax(const manifest::Database& db, const Target& tar
       is_framework ? VersionSpec::parse("latest").value() : std::optional<VersionSpec>{};
   const auto solutions = solve(db, target, request);
   if (solutions.empty()) return std::nullopt;
-  const auto& best = solutions.front();
+  const auto& best =
+      flag == "--cuda" ? nearest_toolkit(solutions, *(original.*field)) : solutions.front();
   if (flag == "--cuda")
     return "--cuda " + best.cuda->version.major_minor().str() + " would fit (CUDA " +
            best.cuda->version.str() + ")";

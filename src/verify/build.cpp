@@ -66,8 +66,16 @@ ArchPlan plan_architectures(const manifest::Database& db, const Version& toolkit
     plan.sass = request.only;
     plan.source = "only-arch";
   } else if (!gpus.empty()) {
-    plan.sass = gpus;
     plan.source = "gpus";
+    for (const auto& gpu : gpus) {
+      const auto fit = resolve::toolkit_arch_fit(db, toolkit, gpu);
+      if (fit.kind == resolve::ArchFit::Kind::family) {
+        plan.through_family.emplace_back(gpu, *fit.through);
+        plan.sass.push_back(*fit.through);
+      } else {
+        plan.sass.push_back(gpu);  // native, or a failure nvcc names
+      }
+    }
   } else {
     plan.source = "default";
     // The database lists architectures oldest first.
@@ -102,6 +110,11 @@ std::string describe(const ArchPlan& plan) {
   for (const auto& cc : plan.sass) parts.push_back(resolve::sm_name(cc));
   std::string text = parts.empty() ? std::string("no architecture") : text::join(parts, " ");
   text += plan.ptx ? " + PTX " + compute_name(*plan.ptx) : std::string(", no PTX");
+  for (const auto& [gpu, target] : plan.through_family) {
+    text += " (" + resolve::sm_name(target) + " for the " + resolve::sm_name(gpu) +
+            " GPU: the toolkit has no " + resolve::sm_name(gpu) +
+            " target, and code for an older member of its family runs on it)";
+  }
   return text;
 }
 

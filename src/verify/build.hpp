@@ -26,6 +26,9 @@ struct ArchPlan {
   std::vector<Version> sass;   // machine code for each of these, ascending, without duplicates
   std::optional<Version> ptx;  // PTX for the highest, so GPUs newer than all of them still run
   std::string source;          // "gpus", "only-arch" or "default" (no GPU visible)
+  // GPUs the toolkit has no target for, compiled for an older member of their family whose
+  // code runs on them (NVIDIA's binary compatibility): {GPU, target}, as {10.3, 10.0}.
+  std::vector<std::pair<Version, Version>> through_family = {};
 };
 
 // Whether a toolkit release can compile for `arch` (the database's first/last toolkit per arch).

@@ -116,10 +116,16 @@ const Case driver_cases[] = {
 const Case arch_cases[] = {
   {.name = "sm_88 is known from CUDA 13.0", .source = "PYPI_NVCC: nvcc 13.0.48 to 13.5.37 list sm_88",
    .gpus = {"8.8"}, .cuda = "13.0", .expect_cuda = "13.0.3"},
-  {.name = "sm_88 cannot use CUDA 12", .source = "PYPI_NVCC: ptxas 12.9.86 rejects sm_88",
-   .gpus = {"8.8"}, .cuda = "12", .ok = false, .expect_suggestion = "sm_88 (unnamed) needs CUDA >= 13.0"},
-  {.name = "sm_107 needs CUDA 13.4", .source = "PYPI_NVCC: nvcc 13.4.92 lists sm_107, 13.3.73 does not",
-   .gpus = {"10.7"}, .cuda = "13.3", .ok = false, .expect_suggestion = "sm_107 (Rubin) needs CUDA >= 13.4"},
+  {.name = "sm_88 has no CUDA 12 target; CUDA 12's sm_87 code runs on it", .source = "PYPI_NVCC: ptxas 12.9.86 rejects sm_88; NVIDIA CUDA C++ Programming Guide, Binary Compatibility: a cubin for X.y runs on X.z, z >= y",
+   .gpus = {"8.8"}, .cuda = "12", .expect_cuda = "12.9.2", .expect_warning = "its sm_87 code runs on this GPU (binary compatibility within compute capability 8.x); to compile for sm_88 itself: sm_88 (unnamed) needs CUDA >= 13.0"},
+  {.name = "sm_107 has no CUDA 13.3 target; its sm_103 code runs on it", .source = "PYPI_NVCC: nvcc 13.4.92 lists sm_107, 13.3.73 does not; Programming Guide, Binary Compatibility",
+   .gpus = {"10.7"}, .cuda = "13.3", .expect_warning = "to compile for sm_107 itself: sm_107 (Rubin) needs CUDA >= 13.4"},
+  {.name = "--arch 12.1 --cuda 12.8 fits through sm_120", .source = "SPACK/NIX_CAP: sm_121 first in 12.9, sm_120 in 12.8; Programming Guide, Binary Compatibility",
+   .gpus = {"12.1"}, .cuda = "12.8", .expect_warning = "its sm_120 code runs on this GPU"},
+  {.name = "a B300 on CUDA 12.9 is native: no family note", .source = "SPACK/NIX_CAP: sm_103 first in 12.9",
+   .gpus = {"10.3"}, .cuda = "12.9", .expect_no_warning = "binary compatibility"},
+  {.name = "no older member of the family: sm_120 cannot use CUDA 12.6", .source = "SPACK/NIX_CAP: sm_120 first in 12.8, the first 12.x architecture",
+   .gpus = {"12.0"}, .cuda = "12.6", .ok = false, .expect_rejection = "sm_120 (Blackwell) needs CUDA >= 12.8"},
   {.name = "sm_35 (K40) cannot use CUDA 12", .source = "SPACK/NIX_CAP: sm_35 last in 11.8",
    .gpus = {"3.5"}, .cuda = "12", .ok = false, .expect_suggestion = "sm_35 (Kepler) needs CUDA 5.0 to 11.8"},  {.name = "sm_35 gets CUDA 11.8", .source = "SPACK/NIX_CAP: sm_35 last in 11.8",
    .gpus = {"3.5"}, .expect_cuda = "11.8.0"},  {.name = "sm_37 (K80) gets CUDA 11.8", .source = "SPACK/NIX_CAP: sm_37 last in 11.8",
@@ -129,8 +135,8 @@ const Case arch_cases[] = {
    .gpus = {"7.0"}, .expect_cuda = "12.9.2"},  {.name = "sm_70 with a CUDA 13 driver still gets 12.9 with full support", .source = "RN131 2.5.2; RN131 Table 3",
    .driver = "580.95.05", .gpus = {"7.0"}, .expect_cuda = "12.9.2", .expect_mode = "full"},  {.name = "sm_75 (T4) works with CUDA 13", .source = "NIX_CAP; JAX: CUDA 13 needs SM 7.5+",
    .driver = "580.95.05", .gpus = {"7.5"}, .cuda = "13.0", .expect_cuda = "13.0.3"},  {.name = "sm_89 (RTX 4090) needs CUDA 11.8 or newer", .source = "SPACK/NIX_CAP: sm_89 first in 11.8",
-   .gpus = {"8.9"}, .cuda = "11", .expect_cuda = "11.8.0"},  {.name = "sm_89 cannot use CUDA 11.7", .source = "SPACK/NIX_CAP",
-   .gpus = {"8.9"}, .cuda = "11.7", .ok = false, .expect_rejection = "sm_89 (Ada) needs CUDA >= 11.8"},  {.name = "sm_90 (H100/H200) gets CUDA 11.8 at the oldest", .source = "NIX_CAP: sm_90 first in 11.8",
+   .gpus = {"8.9"}, .cuda = "11", .expect_cuda = "11.8.0"},  {.name = "sm_89 on CUDA 11.7 runs its sm_86 code", .source = "SPACK/NIX_CAP: sm_89 first in 11.8; Programming Guide, Binary Compatibility",
+   .gpus = {"8.9"}, .cuda = "11.7", .expect_warning = "to compile for sm_89 itself: sm_89 (Ada) needs CUDA >= 11.8"},  {.name = "sm_90 (H100/H200) gets CUDA 11.8 at the oldest", .source = "NIX_CAP: sm_90 first in 11.8",
    .gpus = {"9.0"}, .cuda = "11", .expect_cuda = "11.8.0"},  {.name = "sm_90 on a 580 driver gets the newest 13.0 label with full support", .source = "RN131 Table 3; NIX_CAP; MAN: 13.0.3 ships 13.0.2's nvcc and cudart",
    .driver = "580.95.05", .gpus = {"9.0"}, .cuda = "<13.1", .expect_cuda = "13.0.3", .expect_mode = "full"},  {.name = "sm_120 (RTX 5090) needs CUDA 12.8", .source = "SPACK/NIX_CAP: sm_120 first in 12.8",
    .gpus = {"12.0"}, .cuda = "<12.8", .ok = false, .expect_suggestion = "sm_120 (Blackwell) needs CUDA >= 12.8"},  {.name = "sm_120 on driver 570.124.06 gets the 12.8.2 refresh of 12.8 Update 1", .source = "RN131 Table 3: 12.8 Update 1 >= 570.124.06; MAN: 12.8.2 ships 12.8.1's nvcc and cudart",
@@ -144,11 +150,15 @@ const Case framework_cases[] = {
    .torch = "2.15", .expect_cuda = "13.2.2", .expect_cudnn = "9.26.0.51", .expect_variant = "cu132"},
   {.name = "torch 2.8 on a GTX 1080 gets cu126, not the Pascal-less cu128", .source = "PT_REL: 2.8 removed Maxwell/Pascal from cu128",
    .gpus = {"6.1"}, .torch = "2.8", .expect_cuda = "12.6.3", .expect_cudnn = "9.10.2.21", .expect_variant = "cu126", .expect_rejection = "has no kernels for sm_61"},  {.name = "torch 2.8 on an RTX 5090 gets a Blackwell build", .source = "PT_REL arch matrix: cu128/cu129 carry 12.0",
-   .gpus = {"12.0"}, .torch = "2.8", .expect_variant = "cu129", .expect_warning = "experimental"},  {.name = "torch 2.6 has no build for sm_120; a newer torch does", .source = "PT_REL: sm_120 needs cu128 (>= 2.7)",
+   .gpus = {"12.0"}, .torch = "2.8", .expect_variant = "cu128", .expect_no_warning = "experimental"},
+  {.name = "a B300 takes the stable cu128 wheel through its sm_100 code", .source = "NVIDIA CUDA C++ Programming Guide, Binary Compatibility: a cubin for X.y runs on X.z, z >= y; PT_REL: cu128 carries 10.0, cu129 is experimental",
+   .driver = "580.95.05", .gpus = {"10.3"}, .torch = "2.8", .expect_variant = "cu128", .expect_warning = "its sm_100 code runs on this GPU"},
+  {.name = "an A100 on R525 asking for torch 2.8 gets the stable cu128, not the experimental cu129", .source = "PT_REL 2.8: cu126, cu128 stable, cu129 experimental; PT_PYPI: 2.8's PyPI default cu128; MVC 12.x floor 525.60.13",
+   .driver = "525.147.05", .gpus = {"8.0"}, .torch = "2.8", .expect_mode = "minor-compat", .expect_variant = "cu128"},  {.name = "torch 2.6 has no build for sm_120; a newer torch does", .source = "PT_REL: sm_120 needs cu128 (>= 2.7)",
    .gpus = {"12.0"}, .torch = "2.6", .ok = false, .expect_suggestion = "--torch 2.15"},  {.name = "torch 2.4 with driver 535 prefers cu121 with full support over cu124 minor-compat", .source = "PT_REL 2.4 variants; RN131 12.1 >= 530.30.02",
-   .driver = "535.104.05", .torch = "2.4", .expect_cuda = "12.1.1", .expect_mode = "full", .expect_cudnn = "9.1.0.70", .expect_variant = "cu121"},  {.name = "torch 2.4 with driver 550 gets cu124", .source = "PT_REL; RN131 12.4 Update 1 >= 550.54.15",
-   .driver = "550.54.15", .torch = "2.4", .expect_cuda = "12.4.1", .expect_mode = "full", .expect_variant = "cu124"},  {.name = "torch 1.13 gets its newest variant cu117", .source = "PT_REL/PT_PREV: 1.13 cu116, cu117",
-   .gpus = {"8.6"}, .torch = "1.13", .expect_cuda = "11.7.1", .expect_cudnn = "8.5.0.96", .expect_variant = "cu117"},  {.name = "torch 2.4 has no CUDA 12.6 build", .source = "PT_REL 2.4: cu118, cu121, cu124",
+   .driver = "535.104.05", .torch = "2.4", .expect_cuda = "12.1.1", .expect_mode = "full", .expect_cudnn = "9.1.0.70", .expect_variant = "cu121"},  {.name = "torch 2.4 with driver 550 gets PyPI's cu121: every build is stable and fully supported", .source = "PT_REL 2.4: cu118, cu121, cu124 stable; PT_PYPI: 2.4's PyPI default cu121; RN131 12.4 Update 1 >= 550.54.15",
+   .driver = "550.54.15", .torch = "2.4", .expect_cuda = "12.1.1", .expect_mode = "full", .expect_variant = "cu121"},  {.name = "torch 1.13 gets the stable cu116, not the experimental cu117", .source = "PT_REL/PT_PREV: 1.13 cu116 stable, cu117 experimental",
+   .gpus = {"8.6"}, .torch = "1.13", .expect_cuda = "11.6.2", .expect_cudnn = "8.3.2.44", .expect_variant = "cu116"},  {.name = "torch 2.4 has no CUDA 12.6 build", .source = "PT_REL 2.4: cu118, cu121, cu124",
    .cuda = "12.6", .torch = "2.4", .ok = false, .expect_suggestion = "--cuda 12.4 would fit"},  {.name = "torch and an impossible cuDNN pin", .source = "PT_REL: 2.4 bundles cuDNN 9.1.0.70",
    .cudnn = "8.9", .torch = "2.4", .ok = false, .expect_suggestion = "--cudnn 9.1.0 would fit"},  {.name = "torch 2.9 on sm_61 + sm_90 takes cu126, which covers both", .source = "PT_REL 2.9 arch matrix: cu126 = 5.0 ... 9.0",
    .gpus = {"6.1", "9.0"}, .torch = "2.9", .expect_variant = "cu126"},  {.name = "torch 2.12 needs a 12.6 or 13.x driver; 535 only gets minor-compat cu126", .source = "PT_REL 2.12: cu126, cu130, cu132",
@@ -218,9 +228,10 @@ TEST_CASE("cuDNN CUDA builds and torch pins as NVIDIA's and PyTorch's PyPI wheel
 TEST_CASE("driver floors from NVIDIA's table are not reported as unverified") {
   // RN133 Table 3: 13.1 Update 1 >= 590.48.01, 13.2 Update 2 >= 595.71.05, 13.3 Update 1 >=
   // 610.43.02. Only the 13.1.2 refresh, which has no row of its own, is still inferred.
-  for (const auto& [driver, cuda] :
-       {std::pair{"590.48.01", "13.1.1"}, std::pair{"595.71.05", "13.2"},
-        std::pair{"610.43.02", "13.3"}}) {
+  for (const auto& row : {std::pair{"590.48.01", "13.1.1"}, std::pair{"595.71.05", "13.2"},
+                          std::pair{"610.43.02", "13.3"}}) {
+    const char* driver = row.first;
+    const char* cuda = row.second;
     CAPTURE(driver);
     Request request;
     request.cuda = spec(cuda);

@@ -98,6 +98,21 @@ TEST_CASE("the program is built for the GPUs present, with PTX for the highest")
   CHECK(describe(plan) == "sm_80 sm_90 + PTX compute_90");
 }
 
+TEST_CASE("a GPU the toolkit has no target for is built for its family's older member") {
+  // CUDA 12.8 knows sm_100, not sm_103 (first in 12.9): a B300's program is sm_100 code, which
+  // runs on 10.3 by NVIDIA's binary compatibility rule, and the build line says so.
+  const auto plan = plan_architectures(db(), v("12.8.93"), {v("10.3")}, {});
+  CHECK(plan.sass == std::vector<Version>{v("10.0")});
+  CHECK(plan.ptx == v("10.0"));
+  REQUIRE(plan.through_family.size() == 1);
+  CHECK(plan.through_family.front().first == v("10.3"));
+  CHECK(describe(plan).find("sm_100 for the sm_103 GPU") != std::string::npos);
+  // 12.9 targets sm_103 itself.
+  const auto native = plan_architectures(db(), v("12.9.86"), {v("10.3")}, {});
+  CHECK(native.sass == std::vector<Version>{v("10.3")});
+  CHECK(native.through_family.empty());
+}
+
 TEST_CASE("with no GPU the program is built for the oldest architecture the toolkit targets") {
   // CUDA 13.0 dropped Maxwell, Pascal and Volta: Turing (7.5) is its oldest; 12.4 still has 5.0.
   CHECK(plan_architectures(db(), v("13.0.88"), {}, {}).sass == std::vector<Version>{v("7.5")});
