@@ -51,6 +51,7 @@ Activated activate(here::Here here, const Environment& current) {
   ToolkitPrefix prefix{result.toolkit->path.string(), result.toolkit->version.str(), "",
                        result.selection.host_compiler};
   if (result.cudnn) prefix.cudnn_lib = cudnn_library_directory(result.cudnn->path);
+  prefix.has_compiler = has_compiler(result.toolkit->path);
   result.host =
       choose_host_compiler(result.base, prefix.path, prefix.host_compiler, prefix.version);
   result.environment = toolkit_environment(result.base, prefix, *result.host);

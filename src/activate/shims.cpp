@@ -10,6 +10,7 @@
 
 #include "activate/activation.hpp"
 #include "activate/here.hpp"
+#include "activate/toolkit_env.hpp"
 #include "core/files.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
@@ -111,6 +112,22 @@ Status check_shim_depth(const Environment& env) {
                     "check the PATH entries after the shims directory");
 }
 
+std::optional<Error> runtime_only_refusal(const fs::path& prefix, const std::string& version,
+                                          const std::string& tool) {
+  static const std::set<std::string> compiler_programs = {
+      "nvcc", "cudafe++", "fatbinary", "nvlink", "bin2c", "cicc", "nvprune", "cu++filt"};
+  if (!compiler_programs.contains(tool) || has_compiler(prefix) ||
+      is_executable_file(prefix / "bin" / tool))
+    return std::nullopt;
+  return make_error(ErrorKind::not_found,
+                    tool + ": CUDA " + version + " here is runtime-only (" + prefix.string() +
+                        " came from a package index, whose CUDA " +
+                        version.substr(0, version.find('.')) +
+                        " wheels carry no nvcc): no other CUDA's compiler is used in its place",
+                    "for a compiler, install the release from NVIDIA's archives: cudaenv install " +
+                        version + " --source redist --force");
+}
+
 Result<ToolTarget> resolve_tool(const Environment& current, const fs::path& cwd,
                                 const std::string& tool) {
   if (tool.empty() || tool.find('/') != std::string::npos || tool == "." || tool == "..")
@@ -123,6 +140,9 @@ Result<ToolTarget> resolve_tool(const Environment& current, const fs::path& cwd,
   environment.set(shim_depth_variable, std::to_string(shim_depth(current) + 1));
   if (activated->toolkit) {
     const auto path = activated->toolkit->path / "bin" / tool;
+    if (auto refusal =
+            runtime_only_refusal(activated->toolkit->path, activated->toolkit->version.str(), tool))
+      return *refusal;
     if (!is_executable_file(path))
       return make_error(ErrorKind::not_found,
                         tool + " is not part of CUDA " + activated->toolkit->version.str() +

@@ -4,6 +4,7 @@
 // where no prompt hook runs.
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,13 @@ Status check_shim_depth(const Environment& env);
 // environment counts one more shim in CUDAENV_SHIM_DEPTH.
 Result<ToolTarget> resolve_tool(const Environment& current, const std::filesystem::path& cwd,
                                 const std::string& tool);
+
+// For a runtime-only toolkit (no bin/nvcc: CUDA 11/12 from a package index) asked for one of
+// the compiler's programs (nvcc, cudafe++, nvlink, …) it lacks: the error saying so, with the fix
+// that exists (--source redist); nullopt otherwise. `cudaenv exec`, `which` and the shims refuse
+// with it rather than run another CUDA's compiler found further down PATH.
+std::optional<Error> runtime_only_refusal(const std::filesystem::path& prefix,
+                                          const std::string& version, const std::string& tool);
 
 // Makes the shims directory hold exactly one link to `shim_program` per executable in the
 // installed toolkits' bin/ directories, under a lock (<root>/.lock-shims) so that concurrent

@@ -16,7 +16,25 @@ bool is_one_of(const std::string& entry, const std::vector<std::string>& paths) 
   });
 }
 
+// A PATH entry that is another CUDA toolkit's bin/ (its nvcc beside it, version.json or
+// include/cuda_runtime.h above it); never a directory shared with other programs (/usr/bin).
+bool other_toolkit_bin(const std::string& entry, const std::string& prefix) {
+  const std::filesystem::path bin(text::without_trailing_slashes(entry));
+  if (bin.filename() != "bin" || bin.parent_path() == prefix) return false;
+  const auto parent = bin.parent_path();
+  if (parent == "/" || parent == "/usr" || parent == "/usr/local") return false;
+  std::error_code ec;
+  return has_compiler(parent) && (std::filesystem::exists(parent / "version.json", ec) ||
+                                  std::filesystem::exists(parent / "include/cuda_runtime.h", ec));
+}
+
 }  // namespace
+
+bool has_compiler(const std::filesystem::path& prefix) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(prefix / "bin" / "nvcc", ec);
+  return !ec && std::filesystem::is_regular_file(status);
+}
 
 std::string prepend_entry(std::string_view list, const std::string& entry,
                           const std::vector<std::string>& remove) {
@@ -55,15 +73,20 @@ std::map<std::string, std::string> toolkit_variables(const Environment& current,
   if (!toolkit.cudnn_lib.empty())
     library_path = prepend_entry(library_path, toolkit.cudnn_lib, previous_lib);
   library_path = prepend_entry(library_path, prefix + "/lib64", previous_lib);
+  const auto path = current.get("PATH").value_or("");
+  if (!toolkit.has_compiler) {
+    for (const auto& entry : text::split(path, ':'))
+      if (other_toolkit_bin(entry, prefix)) previous_bin.push_back(entry);
+  }
   std::map<std::string, std::string> variables{
       {"CUDA_HOME", prefix},
       {"CUDA_PATH", prefix},
       {"CUDAToolkit_ROOT", prefix},
-      {"CUDACXX", prefix + "/bin/nvcc"},
       {"CUDAENV_ACTIVE", toolkit.version},
-      {"PATH", prepend_entry(current.get("PATH").value_or(""), prefix + "/bin", previous_bin)},
+      {"PATH", prepend_entry(path, prefix + "/bin", previous_bin)},
       {"LD_LIBRARY_PATH", library_path},
   };
+  if (toolkit.has_compiler) variables["CUDACXX"] = prefix + "/bin/nvcc";
   for (auto& [name, value] : host_compiler_variables(current, host)) variables[name] = value;
   return variables;
 }

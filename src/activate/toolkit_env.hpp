@@ -2,6 +2,7 @@
 // The environment a toolkit is used in (docs/design.md §4): what `cudaenv exec` gives a command and
 // what `cudaenv verify` builds and runs its program in.
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <string_view>
@@ -17,7 +18,13 @@ struct ToolkitPrefix {
   std::string version;         // what CUDAENV_ACTIVE names: "13.0.2"
   std::string cudnn_lib = {};  // a cuDNN's lib directory put first on LD_LIBRARY_PATH; empty: none
   std::string host_compiler = {};  // the project's host_compiler pin ("g++-11"); empty: none
+  // bin/nvcc is there. A runtime-only prefix (from a package index: NVIDIA's cu11/cu12 wheels
+  // carry no nvcc) names no compiler: no CUDACXX, and no other toolkit's bin/ left on PATH.
+  bool has_compiler = true;
 };
+
+// Whether the toolkit at `prefix` has its compiler driver, bin/nvcc.
+bool has_compiler(const std::filesystem::path& prefix);
 
 // The variables that select `toolkit`, computed against `current`: CUDA_HOME, CUDA_PATH and
 // CUDAToolkit_ROOT = P, CUDACXX = P/bin/nvcc, CUDAENV_ACTIVE = version, P/bin first on PATH and

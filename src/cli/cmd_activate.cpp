@@ -189,6 +189,13 @@ Status run_exec(const ExecOptions& options, Context& context) {
   auto activated = activate::activate_here(context.env, here(context), forced);
   if (!activated) return activated.error();
   context.err << activate::warning_lines(activated->selection);
+  // `exec -- nvcc` with a runtime-only toolkit would find another CUDA's nvcc down PATH.
+  if (activated->toolkit && !options.command.empty() &&
+      options.command.front().find('/') == std::string::npos) {
+    if (auto refusal = activate::runtime_only_refusal(
+            activated->toolkit->path, activated->toolkit->version.str(), options.command.front()))
+      return *refusal;
+  }
   auto environment = activated->environment;
   // The child starts from this environment as its own: a hook in it must not undo it.
   environment.unset(activate::activation_variable);

@@ -138,6 +138,13 @@ Result<install::ToolkitPlan> plan_from_index(const InstallTarget& target,
                 << text::printable(text::join(plan->without_wheels, ", "), text::message_limit)
                 << " (--source redist installs them)\n";
   }
+  if (!plan->other_platforms_only.empty()) {
+    context.err << "cudaenv: note: left out, their wheels are for other platforms than "
+                << text::printable(platform) << ": "
+                << text::printable(text::join(plan->other_platforms_only, ", "),
+                                   text::message_limit)
+                << "\n";
+  }
   if (plan->runtime_only) {
     context.err << "cudaenv: note: CUDA " << text::printable(plan->install.version)
                 << " from the index is runtime-only: its wheels carry no nvcc, so the prefix "

@@ -13,6 +13,8 @@
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "here/active_toolkit.hpp"
+#include "install/components.hpp"
+#include "install/pypi_plan.hpp"
 #include "install/remote.hpp"
 #include "install/uninstall.hpp"
 #include "manifest/load.hpp"
@@ -206,12 +208,22 @@ Status run_list(const StoreOptions& options, Context& context) {
   return Ok{};
 }
 
+// From the source the flags and the config choose: NVIDIA's layout, or a package index.
+Result<std::vector<Version>> remote_versions(const DownloadSetup& setup, const std::string& product,
+                                             const Context& context) {
+  if (!setup.from_index())
+    return install::list_remote_versions(setup.mirror, product, setup.settings.fetch);
+  auto platform = install::detect_platform(context.sysroot);
+  if (!platform) return platform.error();
+  return install::list_index_versions(setup.index(), product, *platform);
+}
+
 Status run_list_remote(const StoreOptions& options, Context& context) {
   auto setup = download_setup(options.download, context);
   if (!setup) return setup.error();
   const std::string product = options.cudnn ? "cudnn" : "cuda";
-  auto versions = install::list_remote_versions(setup->mirror, product, setup->settings.fetch);
-  if (!versions) return versions.error();
+  auto versions = remote_versions(*setup, product, context);
+  if (!versions) return setup->explain(versions.error());
   const auto installed = options.cudnn ? install::installed_cudnn(setup->store)
                                        : install::installed_toolkits(setup->store);
   const auto is_installed = [&](const Version& v) {
@@ -222,8 +234,15 @@ Status run_list_remote(const StoreOptions& options, Context& context) {
     json list = json::array();
     for (const auto& v : *versions)
       list.push_back({{"version", v.str()}, {"installed", is_installed(v)}});
-    context.out << json{{"mirror", setup->mirror}, {"product", product}, {"versions", list}}.dump(2)
-                << '\n';
+    json document{{"source", setup->source_kind}};
+    if (setup->from_index()) {
+      document["index"] = setup->index_url;
+    } else {
+      document["mirror"] = setup->mirror;
+    }
+    document["product"] = product;
+    document["versions"] = std::move(list);
+    context.out << document.dump(2) << '\n';
     return Ok{};
   }
   for (const auto& v : *versions) {
@@ -379,12 +398,13 @@ void add_store_commands(CLI::App& app, Context& context, Outcome& outcome) {
   list_command->callback([list, &context, &outcome] { outcome.status = run_list(*list, context); });
 
   auto remote = std::make_shared<StoreOptions>();
-  auto* remote_command =
-      app.add_subcommand("list-remote", "Releases the mirror offers, newest first");
+  auto* remote_command = app.add_subcommand(
+      "list-remote", "Releases the mirror (or with --source pypi the index) offers, newest first");
   remote_command->add_flag("--cudnn", remote->cudnn,
                            "List cuDNN releases instead of CUDA toolkits");
   remote_command->add_flag("--json", remote->json, "Print the list as JSON");
   add_download_flags(*remote_command, remote->download);
+  add_source_flags(*remote_command, remote->download);
   remote_command->callback(
       [remote, &context, &outcome] { outcome.status = run_list_remote(*remote, context); });
 

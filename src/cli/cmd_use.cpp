@@ -2,6 +2,7 @@
 #include "activate/here.hpp"
 #include "activate/host_compiler.hpp"
 #include "activate/shims.hpp"
+#include "activate/toolkit_env.hpp"
 #include "cli/commands.hpp"
 #include "core/files.hpp"
 #include "core/ownership.hpp"
@@ -134,9 +135,7 @@ void warn_if_incompatible(const UseOptions& options, Context& context) {
 
 // The host compiler activation hands nvcc and CMake, or the package to install when none fits.
 void print_host_compiler(const activate::Activated& activated, Context& context) {
-  const auto choice = activate::choose_host_compiler(
-      activated.base, activated.toolkit->path.string(), activated.selection.host_compiler,
-      activated.toolkit->version.str());
+  const auto& choice = *activated.host;  // the choice activation made, not a second one
   const auto why = text::printable(choice.reason, text::message_limit);
   if (!choice.missing_package.empty()) {
     context.err << "warning: nvcc will refuse the host compiler: " << why << '\n'
@@ -151,6 +150,7 @@ Status install_if_missing(const UseOptions& options, Context& context) {
   InstallOptions install;
   install.spec = options.spec;
   install.cudnn = options.cudnn;
+  install.download = options.download;
   return run_install_command(install, context);
 }
 
@@ -291,8 +291,21 @@ Status check_known_release(const UseOptions& options, Context& context) {
 
 }  // namespace
 
+// --source, --index-url and --mirror say where --install downloads from: alone they do nothing.
+Status check_download_flags(const UseOptions& options) {
+  const auto& flags = options.download;
+  if (options.install || (flags.source.empty() && flags.index_url.empty() && flags.mirror.empty()))
+    return Ok{};
+  const auto* flag = !flags.source.empty()      ? "--source"
+                     : !flags.index_url.empty() ? "--index-url"
+                                                : "--mirror";
+  return make_error(ErrorKind::usage, std::string(flag) + " says where --install downloads from",
+                    "add --install, or drop " + std::string(flag));
+}
+
 Status run_use(const UseOptions& options, Context& context) {
   if (auto valid = validate_specs(options); !valid) return valid;
+  if (auto flags = check_download_flags(options); !flags) return flags;
   if (options.unset || (options.global && options.spec == "system"))
     return run_unpin(options, context);
   if (auto usable = check_target_file(options, context); !usable) return usable;
@@ -321,7 +334,16 @@ Status run_use(const UseOptions& options, Context& context) {
   } else if (activated->toolkit) {
     context.out << "active here: CUDA " << activated->toolkit->version.str() << " ("
                 << text::printable(activated->toolkit->path.string(), text::message_limit) << ")\n";
-    print_host_compiler(*activated, context);
+    if (activate::has_compiler(activated->toolkit->path)) {
+      print_host_compiler(*activated, context);
+    } else {
+      const auto version = activated->toolkit->version.str();
+      context.err << "warning: CUDA " << version
+                  << " here is runtime-only (installed from a package index, no nvcc): builds "
+                     "here have no CUDA compiler, and no other CUDA's is put in its place\n"
+                  << "hint: for a compiler, cudaenv install " << version
+                  << " --source redist --force\n";
+    }
   }
   return Ok{};
 }
@@ -368,6 +390,8 @@ void add_use_commands(CLI::App& app, Context& context, Outcome& outcome) {
   command->add_option("--tensorflow", options->tensorflow, "Pin a TensorFlow version");
   command->add_option("--jax", options->jax, "Pin a JAX CUDA plugin");
   command->add_flag("--install", options->install, "Install what is missing first");
+  add_download_flags(*command, options->download);
+  add_source_flags(*command, options->download);
   command->add_flag("--force", options->force,
                     "Pin a release the database does not know (after 'cudaenv db update')");
   command->callback([options, &context, &outcome] { outcome.status = run_use(*options, context); });

@@ -97,8 +97,9 @@ struct UseOptions {
   std::string cudnn, torch, tensorflow, jax;
   bool global = false;
   bool install = false;
-  bool unset = false;  // --unset: remove the pin instead (--global system does it globally)
-  bool force = false;  // pin a release the database does not know (a newer one, a typo's cure)
+  bool unset = false;      // --unset: remove the pin instead (--global system does it globally)
+  bool force = false;      // pin a release the database does not know (a newer one, a typo's cure)
+  DownloadFlags download;  // where --install takes what is missing from
 };
 // Writes .cudaenv (or, with --global, the config) keeping comments and unknown keys; warns, never
 // fails, when the version is not installed or this machine cannot run it.

@@ -7,7 +7,9 @@
 namespace cudaenv {
 
 namespace {
-constexpr size_t max_components = 4;
+// NVIDIA versions components by up to five parts (cuda-toolkit 13.5.0 pins
+// nvidia-cuda-cccl 13.3.5.0.6).
+constexpr size_t max_components = 6;
 constexpr int max_component_value = 999999;
 }  // namespace
 

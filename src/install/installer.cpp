@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "core/parallel.hpp"
+#include "core/text.hpp"
 #include "install/extract.hpp"
 #include "install/interrupt.hpp"
 #include "install/remote.hpp"
@@ -157,7 +159,37 @@ Status make_staging(const fs::path& staging) {
   return Ok{};
 }
 
+// "libcudart.so.13" -> "libcudart.so"; empty for a name that is not a versioned library.
+std::string development_name(const std::string& file) {
+  const auto at = file.find(".so.");
+  if (at == std::string::npos || !text::starts_with(file, "lib")) return {};
+  const auto suffix = std::string_view(file).substr(at + 4);
+  const bool versioned = !suffix.empty() && suffix.front() != '.' && suffix.back() != '.' &&
+                         suffix.find_first_not_of("0123456789.") == std::string_view::npos;
+  return versioned ? file.substr(0, at + 3) : std::string();
+}
+
+// NVIDIA's wheels carry only the versioned libraries (lib/libcudart.so.13), the redist archives
+// also the unversioned names the linker looks for (-lcudart, find_package(CUDAToolkit)): each
+// one missing links to the shortest versioned name, as the redist layout has it.
+void link_development_names(const fs::path& prefix) {
+  std::map<std::string, std::string> links;  // libX.so -> libX.so.N
+  std::error_code ec;
+  for (fs::directory_iterator it(prefix / "lib", ec), end; !ec && it != end; it.increment(ec)) {
+    const auto file = it->path().filename().string();
+    const auto name = development_name(file);
+    if (name.empty()) continue;
+    auto& target = links[name];
+    if (target.empty() || file.size() < target.size()) target = file;
+  }
+  for (const auto& [name, target] : links) {
+    if (!fs::exists(fs::symlink_status(prefix / "lib" / name, ec)))
+      fs::create_symlink(target, prefix / "lib" / name, ec);
+  }
+}
+
 Status finish_staging(const fs::path& staging, const InstallPlan& plan) {
+  link_development_names(staging);
   link_lib64(staging);
   if (auto written = write_version_json(staging, plan); !written) return written;
   if (auto written = write_receipt(staging, receipt_of(plan)); !written) return written;

@@ -1,6 +1,7 @@
 #include "install/pypi_plan.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "core/text.hpp"
@@ -44,7 +45,8 @@ Status require_sha256(const fetch::IndexFile& file, const std::string& index) {
 // The component pins of cuda-toolkit==<version>: its wheel is a few KiB, fetched whole and
 // checked against the index's sha256 before its METADATA is read.
 Result<std::vector<WheelPin>> metapackage_pins(const fetch::IndexFile& file,
-                                               const IndexSource& source) {
+                                               const IndexSource& source,
+                                               const std::string& platform) {
   if (auto sha = require_sha256(file, source.index); !sha) return sha.error();
   auto body = fetch::fetch_text(file.url, source.fetch);
   if (!body) return body.error();
@@ -57,8 +59,9 @@ Result<std::vector<WheelPin>> metapackage_pins(const fetch::IndexFile& file,
   }
   auto metadata = wheel_metadata(*body, file.filename);
   if (!metadata) return metadata.error();
-  auto pins = toolkit_pins(*metadata);
-  if (pins.empty()) {
+  auto pins = toolkit_pins(*metadata, platform, file.filename);
+  if (!pins) return pins.error();
+  if (pins->empty()) {
     return make_error(ErrorKind::integrity, file.filename + ": its METADATA pins no components",
                       "the index serves another cuda-toolkit than NVIDIA's: check --index-url");
   }
@@ -100,19 +103,59 @@ Result<std::vector<WheelPin>> select_pins(const std::vector<WheelPin>& pins,
   return chosen;
 }
 
-Result<SelectedArchive> archive_for(const std::string& project, const std::string& version,
-                                    const std::string& component, const IndexSource& source,
-                                    const std::string& platform) {
+// The version a pin takes: its exact version; for a range, the release's own lower bound when
+// the index has it (what the redist release carries), else the newest in the range.
+Result<std::string> version_of_pin(const std::vector<fetch::IndexFile>& files, const WheelPin& pin,
+                                   const std::string& platform, const std::string& index) {
+  if (pin.range.empty()) return pin.version;
+  const auto spec = VersionSpec::parse(pin.range).value();
+  const auto offered = wheel_versions(files, pin.project, platform);
+  if (const auto own = Version::parse(pin.version)) {
+    if (std::find(offered.begin(), offered.end(), *own) != offered.end()) return pin.version;
+  }
+  if (auto best = spec.best_match(offered)) return best->str();
+  return make_error(
+      ErrorKind::not_found,
+      "no " + platform + " wheel of " + pin.project + " " + pin.range + " on " + index,
+      "check --index-url: the release's metapackage requires it");
+}
+
+// Whether the index has wheels of the pinned project, but for other platforms only: NVIDIA's
+// nvidia-cudla is for aarch64 alone, though cuda-toolkit 13.2.0's marker names all of Linux.
+bool only_for_other_platforms(const std::vector<fetch::IndexFile>& files, const WheelPin& pin,
+                              const std::string& platform) {
+  const auto wanted = fetch::normalize_project_name(pin.project);
+  bool any = false;
+  for (const auto& file : files) {
+    const auto wheel = parse_wheel_name(file.filename);
+    if (!wheel || wheel->project != wanted) continue;
+    if (wheel_fits(*wheel, platform)) return false;
+    any = true;
+  }
+  return any;
+}
+
+struct PinArchive {
+  std::optional<SelectedArchive> archive;  // nullopt: the project has no wheel for the platform
+};
+
+Result<PinArchive> archive_for(const WheelPin& pin, const IndexSource& source,
+                               const std::string& platform, bool skip_other_platforms) {
+  const auto& project = pin.project;
+  const auto component = component_of_wheel(project);
   auto files = fetch::fetch_project_files(source.index, project, source.fetch);
   if (!files) return files.error();
-  auto wheel = pick_wheel(*files, project, version, platform, source.index);
+  if (skip_other_platforms && only_for_other_platforms(*files, pin, platform)) return PinArchive{};
+  auto version = version_of_pin(*files, pin, platform, source.index);
+  if (!version) return version.error();
+  auto wheel = pick_wheel(*files, project, *version, platform, source.index);
   if (!wheel) return wheel.error();
   if (auto sha = require_sha256(*wheel, source.index); !sha) return sha.error();
   const auto name = parse_wheel_name(wheel->filename);
-  return SelectedArchive{component,
-                         name ? name->version : version,
-                         {wheel->filename, wheel->sha256, wheel->size},
-                         wheel->url};
+  return PinArchive{SelectedArchive{component,
+                                    name ? name->version : *version,
+                                    {wheel->filename, wheel->sha256, wheel->size},
+                                    wheel->url}};
 }
 
 // The release a metapackage version names: NVIDIA published some as "13.0.3.0".
@@ -150,21 +193,76 @@ Result<PypiToolkitPlan> plan_pypi_toolkit(const PypiToolkitRequest& request,
   auto file = pick_wheel(*files, metapackage, version->str(), platform, source.index);
   if (!file) return file.error();
   const auto release = release_name(*version);
-  auto pins = metapackage_pins(*file, source);
+  auto pins = metapackage_pins(*file, source, platform);
   if (!pins) return pins.error();
   auto chosen = select_pins(*pins, request.components);
   if (!chosen) return chosen.error();
   InstallPlan plan{"cuda", release, platform, "", source.index, source.store.toolkits() / release,
                    {},     "pypi"};
+  // A preset leaves out a wheel published for other platforms only; a named component does not.
+  const bool preset = request.components == "full" || request.components == "minimal";
+  std::vector<std::string> other_platforms;
   for (const auto& pin : *chosen) {
-    auto archive =
-        archive_for(pin.project, pin.version, component_of_wheel(pin.project), source, platform);
+    auto archive = archive_for(pin, source, platform, preset);
     if (!archive) return archive.error();
-    plan.archives.push_back(std::move(*archive));
+    if (!archive->archive) {
+      other_platforms.push_back(component_of_wheel(pin.project));
+      continue;
+    }
+    plan.archives.push_back(std::move(*archive->archive));
   }
   auto skipped =
       request.components == "full" ? components_without_wheels(*pins) : std::vector<std::string>{};
-  return PypiToolkitPlan{std::move(plan), std::move(skipped), runtime_only};
+  return PypiToolkitPlan{std::move(plan), std::move(skipped), std::move(other_platforms),
+                         runtime_only};
+}
+
+namespace {
+
+void sort_newest_first(std::vector<Version>& versions) {
+  std::sort(versions.begin(), versions.end(), [](const auto& a, const auto& b) { return a > b; });
+  versions.erase(std::unique(versions.begin(), versions.end()), versions.end());
+}
+
+Version three_components(const Version& version) {
+  return Version::parse(std::to_string(version.major()) + "." + std::to_string(version.minor()) +
+                        "." + std::to_string(version.patch()))
+      .value();
+}
+
+}  // namespace
+
+Result<std::vector<Version>> list_index_versions(const IndexSource& source,
+                                                 const std::string& product,
+                                                 const std::string& platform) {
+  std::vector<Version> versions;
+  if (product == "cuda") {
+    auto files = fetch::fetch_project_files(source.index, metapackage, source.fetch);
+    if (!files) return files.error();
+    for (const auto& version : wheel_versions(*files, metapackage, platform))
+      versions.push_back(Version::parse(release_name(version)).value());
+  } else {
+    std::optional<Error> missing;
+    for (const char* project : {"nvidia-cudnn-cu11", "nvidia-cudnn-cu12", "nvidia-cudnn-cu13"}) {
+      auto files = fetch::fetch_project_files(source.index, project, source.fetch);
+      if (!files) {
+        if (files.error().kind != ErrorKind::not_found) return files.error();
+        missing = files.error();
+        continue;
+      }
+      for (const auto& version : wheel_versions(*files, project, platform))
+        versions.push_back(three_components(version));
+    }
+    if (versions.empty() && missing) return *missing;
+  }
+  sort_newest_first(versions);
+  if (versions.empty()) {
+    return make_error(ErrorKind::not_found,
+                      "the index " + source.index + " has no " + platform + " wheels of " +
+                          (product == "cuda" ? std::string(metapackage) : "nvidia-cudnn-cu*"),
+                      "check --index-url");
+  }
+  return versions;
 }
 
 Result<InstallPlan> plan_pypi_cudnn(const std::string& spec_text, int cuda_major,
@@ -182,7 +280,7 @@ Result<InstallPlan> plan_pypi_cudnn(const std::string& spec_text, int cuda_major
                      "." + std::to_string(version->patch()))
           .value();
   const auto variant = "cuda" + std::to_string(cuda_major);
-  auto archive = archive_for(project, version->str(), "cudnn", source, platform);
+  auto archive = archive_for({project, version->str(), ""}, source, platform, false);
   if (!archive) return archive.error();
   return InstallPlan{"cudnn",
                      release.str(),
@@ -190,7 +288,7 @@ Result<InstallPlan> plan_pypi_cudnn(const std::string& spec_text, int cuda_major
                      variant,
                      source.index,
                      source.store.cudnn() / (release.str() + "-" + variant),
-                     {std::move(*archive)},
+                     {std::move(*archive->archive)},
                      "pypi"};
 }
 

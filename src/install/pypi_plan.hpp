@@ -35,6 +35,9 @@ struct PypiToolkitPlan {
   // Toolkit components a "full" install leaves out because the metapackage pins no wheel for
   // them (cuda-gdb, Nsight, …), for the command to name.
   std::vector<std::string> without_wheels;
+  // Pinned components whose project publishes wheels for other platforms only (nvidia-cudla,
+  // aarch64 alone), left out on this one.
+  std::vector<std::string> other_platforms_only;
   bool runtime_only = false;  // the release's wheels bring no nvcc
 };
 
@@ -48,5 +51,12 @@ Result<PypiToolkitPlan> plan_pypi_toolkit(const PypiToolkitRequest& request,
 // <store>/cudnn/<major.minor.patch>-cuda<major>.
 Result<InstallPlan> plan_pypi_cudnn(const std::string& spec_text, int cuda_major,
                                     const IndexSource& source, const std::string& platform);
+
+// The releases the index offers, newest first: CUDA releases by their cuda-toolkit metapackage
+// (13.0.3.0 named 13.0.3), cuDNN releases by their nvidia-cudnn-cu11/12/13 wheels, named by three
+// components as the store names them. not_found when the index has none.
+Result<std::vector<Version>> list_index_versions(const IndexSource& source,
+                                                 const std::string& product,
+                                                 const std::string& platform);
 
 }  // namespace cudaenv::install

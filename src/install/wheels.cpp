@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/text.hpp"
+#include "install/markers.hpp"
 
 namespace cudaenv::install {
 
@@ -36,6 +37,7 @@ const std::map<std::string, std::string, std::less<>>& wheel_components() {
       {"nvidia-cuda-cuobjdump", "cuda_cuobjdump"},
       {"nvidia-cuda-nvdisasm", "cuda_nvdisasm"},
       {"nvidia-cublas", "libcublas"},
+      {"nvidia-cudla", "libcudla"},
       {"nvidia-cufft", "libcufft"},
       {"nvidia-cufile", "libcufile"},
       {"nvidia-curand", "libcurand"},
@@ -71,17 +73,30 @@ bool version_fits(const std::string& have, const std::string& want) {
   return have == want || text::starts_with(have, want + ".");
 }
 
-// "nvidia-cublas==13.1.0.3.*" -> {nvidia-cublas, 13.1.0.3}; nullopt for other requirement forms.
+// "nvidia-cublas==13.1.0.3.*" -> {nvidia-cublas, 13.1.0.3}; "nvidia-nvjitlink<14,>=13.5.37" ->
+// {nvidia-nvjitlink, 13.5.37, "<14,>=13.5.37"}; nullopt for other requirement forms.
 std::optional<WheelPin> pin_of(std::string_view requirement) {
-  const auto eq = requirement.find("==");
-  if (eq == std::string_view::npos) return std::nullopt;
-  auto name = std::string(text::trim(requirement.substr(0, eq)));
-  auto version = std::string(text::trim(requirement.substr(eq + 2)));
-  if (text::starts_with(version, "=")) return std::nullopt;  // "===": arbitrary equality
-  if (version.size() > 2 && version.compare(version.size() - 2, 2, ".*") == 0)
-    version.erase(version.size() - 2);
-  if (name.empty() || !Version::parse(version)) return std::nullopt;
-  return WheelPin{fetch::normalize_project_name(name), version};
+  const auto start = requirement.find_first_of("=<>!~");
+  if (start == std::string_view::npos) return std::nullopt;
+  auto name = std::string(text::trim(requirement.substr(0, start)));
+  auto constraint = std::string(text::trim(requirement.substr(start)));
+  if (name.empty() || name.find_first_of(" [(") != std::string::npos) return std::nullopt;
+  if (text::starts_with(constraint, "==") && constraint.find(',') == std::string::npos) {
+    auto version = constraint.substr(2);
+    if (text::starts_with(version, "=")) return std::nullopt;  // "===": arbitrary equality
+    if (version.size() > 2 && version.compare(version.size() - 2, 2, ".*") == 0)
+      version.erase(version.size() - 2);
+    if (!Version::parse(version)) return std::nullopt;
+    return WheelPin{fetch::normalize_project_name(name), version, ""};
+  }
+  if (constraint.find_first_of("~*") != std::string::npos || !VersionSpec::parse(constraint))
+    return std::nullopt;
+  std::string lower;
+  for (const auto& clause : text::split(constraint, ',')) {
+    const auto trimmed = text::trim(clause);
+    if (text::starts_with(trimmed, ">=")) lower = std::string(text::trim(trimmed.substr(2)));
+  }
+  return WheelPin{fetch::normalize_project_name(name), lower, constraint};
 }
 
 }  // namespace
@@ -150,20 +165,25 @@ std::string component_of_wheel(const std::string& project) {
   return base;
 }
 
-std::vector<WheelPin> toolkit_pins(std::string_view metadata) {
+Result<std::vector<WheelPin>> toolkit_pins(std::string_view metadata, const std::string& platform,
+                                           const std::string& name) {
+  const auto environment = marker_environment(platform, "all");
   std::vector<WheelPin> pins;
   std::set<std::string> seen;
   for (const auto& line : text::split(metadata, '\n')) {
     if (!text::starts_with(line, "Requires-Dist:")) continue;
-    const auto value = std::string_view(line).substr(14);
+    const auto value = text::trim(std::string_view(line).substr(14));
     const auto semicolon = value.find(';');
-    if (semicolon == std::string_view::npos) continue;
-    const auto marker = value.substr(semicolon + 1);
-    const bool all = marker.find("extra == 'all'") != std::string_view::npos ||
-                     marker.find("extra == \"all\"") != std::string_view::npos;
-    if (!all || marker.find("linux") == std::string_view::npos) continue;
-    auto pin = pin_of(value.substr(0, semicolon));
-    if (pin && seen.insert(pin->project).second) pins.push_back(std::move(*pin));
+    const auto marker =
+        semicolon == std::string_view::npos ? std::string_view() : value.substr(semicolon + 1);
+    const auto holds = marker_holds(marker, environment);
+    const auto pin = pin_of(value.substr(0, semicolon));
+    if (!holds || (*holds && !pin)) {
+      return make_error(ErrorKind::integrity,
+                        name + ": cannot read the requirement \"" + text::printable(value) + "\"",
+                        "the index serves another cuda-toolkit than NVIDIA's: check --index-url");
+    }
+    if (*holds && seen.insert(pin->project).second) pins.push_back(*pin);
   }
   return pins;
 }

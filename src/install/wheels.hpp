@@ -46,11 +46,16 @@ std::string component_of_wheel(const std::string& project);
 
 struct WheelPin {
   std::string project;  // "nvidia-cuda-nvcc"
-  std::string version;  // "13.0.88"
+  std::string version;  // "13.0.88": the exact pin, or a range's lower bound (the release's own)
+  // A range instead of an exact pin ("<14,>=13.5.37", as cuda-toolkit 13.5.0 pins nvjitlink);
+  // empty for an exact pin.
+  std::string range;
 };
 
-// The Linux pins of the metapackage's "all" extra, from its METADATA text.
-std::vector<WheelPin> toolkit_pins(std::string_view metadata);
+// The pins of the metapackage's "all" extra whose PEP 508 markers hold on `platform`, from its
+// METADATA text; integrity error naming `name` for a requirement or marker it cannot read.
+Result<std::vector<WheelPin>> toolkit_pins(std::string_view metadata, const std::string& platform,
+                                           const std::string& name);
 
 // The METADATA of a wheel held in memory; integrity error when it is not a wheel that has one.
 Result<std::string> wheel_metadata(std::string_view wheel, const std::string& name);

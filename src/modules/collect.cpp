@@ -5,6 +5,7 @@
 #include <set>
 
 #include "activate/host_compiler.hpp"
+#include "activate/toolkit_env.hpp"
 
 namespace cudaenv::modules {
 
@@ -64,7 +65,8 @@ ToolkitModule toolkit_module(const install::Installed& toolkit, const std::strin
   module.has_stubs = is_dir(toolkit.path / "lib64" / "stubs");
   module.has_include = is_dir(toolkit.path / "include");
   module.has_man = is_dir(toolkit.path / "share" / "man");
-  module.host_compiler = module_host_compiler(toolkit, env);
+  module.has_nvcc = activate::has_compiler(toolkit.path);
+  if (module.has_nvcc) module.host_compiler = module_host_compiler(toolkit, env);
   return module;
 }
 

@@ -95,7 +95,7 @@ std::string lua_toolkit(const ToolkitModule& toolkit, const ModuleSet& set) {
   // pushenv, not setenv: unloading gives back a CUDA_HOME the user had set before.
   for (const char* variable : {"CUDA_HOME", "CUDA_PATH", "CUDAToolkit_ROOT"})
     text += "pushenv(\"" + std::string(variable) + "\", prefix)\n";
-  text += "pushenv(\"CUDACXX\", pathJoin(prefix, \"bin/nvcc\"))\n";
+  if (toolkit.has_nvcc) text += "pushenv(\"CUDACXX\", pathJoin(prefix, \"bin/nvcc\"))\n";
   if (toolkit.host_compiler)
     text +=
         "local host_compiler = " + lua_string(*toolkit.host_compiler) + "\n" + lua_host_compiler;

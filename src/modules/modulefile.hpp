@@ -23,6 +23,9 @@ struct ToolkitModule {
   bool has_stubs = false;                  // lib64/stubs exists (linking on GPU-less nodes)
   bool has_include = false;
   bool has_man = false;
+  // bin/nvcc exists; false for a runtime-only prefix from a package index (NVIDIA's cu11/cu12
+  // wheels carry no nvcc): its modulefile then names no compiler (no CUDACXX).
+  bool has_nvcc = true;
   std::string store = {};  // which store it comes from, for the help text
   // The host compiler activation hands nvcc (-ccbin in NVCC_PREPEND_FLAGS) and CMake
   // (CUDAHOSTCXX) for this toolkit on the machine writing the files; nullopt: none needed.

@@ -22,7 +22,9 @@ std::vector<std::string> whatis_lines(const ToolkitModule& toolkit) {
           "GPU architectures: " + (toolkit.archs.empty() ? std::string("unknown") : toolkit.archs),
           "Host compiler: " + (toolkit.gcc_max ? "gcc <= " + std::to_string(*toolkit.gcc_max)
                                                : std::string("unknown")),
-          "Store: " + toolkit.store};
+          "Store: " + toolkit.store,
+          toolkit.has_nvcc ? "Compiler: nvcc"
+                           : "Compiler: none (runtime-only, from a package index: no nvcc)"};
 }
 
 std::vector<std::pair<std::string, std::string>> fallbacks(const ModuleSet& set) {

@@ -118,7 +118,7 @@ std::string tcl_toolkit(const ToolkitModule& toolkit, const ModuleSet& set) {
   text += tcl_setenv;
   for (const char* variable : {"CUDA_HOME", "CUDA_PATH", "CUDAToolkit_ROOT"})
     text += "cudaenv_setenv " + std::string(variable) + " $prefix\n";
-  text += "cudaenv_setenv CUDACXX $prefix/bin/nvcc\n";
+  if (toolkit.has_nvcc) text += "cudaenv_setenv CUDACXX $prefix/bin/nvcc\n";
   if (toolkit.host_compiler)
     text += "set host_compiler " + tcl_word(*toolkit.host_compiler) + "\n" + tcl_host_compiler;
   text += "prepend-path PATH $prefix/bin\n";

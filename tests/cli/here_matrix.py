@@ -200,6 +200,9 @@ def ask_which(s):
     if marker in proc.stderr:  # "nvcc is not part of CUDA X as installed (PREFIX/bin)": names the toolkit
         bin_dir = proc.stderr.split(marker, 1)[1].split(")", 1)[0]
         return Answer(str(Path(bin_dir).parent), detail=f"exit {proc.returncode}: {_short(proc.stderr)}")
+    runtime_only = re.search(r"here is runtime-only \((/\S+) came from a package index", proc.stderr)
+    if runtime_only:  # the toolkit that applies has no nvcc, and no other is handed out: names it
+        return Answer(runtime_only.group(1), detail=f"exit {proc.returncode}: {_short(proc.stderr)}")
     return _error_answer(proc, s)
 
 

@@ -79,6 +79,11 @@ def hook_environment(tmp, project, recipe_env, **extra):
         for entry in recipe_env[name].split("${")[0].split(":"):
             if entry.startswith(IMAGE_ROOT + "/"):
                 (data / entry[len(IMAGE_ROOT) + 1:]).mkdir(parents=True, exist_ok=True)
+    # The image's toolkit has its compiler (a prefix without bin/nvcc gets no CUDACXX).
+    nvcc = data / recipe_env["CUDA_HOME"][len(IMAGE_ROOT) + 1:] / "bin" / "nvcc"
+    nvcc.parent.mkdir(parents=True, exist_ok=True)
+    nvcc.write_text("#!/bin/sh\n")
+    nvcc.chmod(0o755)
     path = extra.pop("PATH", f"/opt/cudaenv/bin:{BASE_PATH}")
     proc = subprocess.run([BINARY, "env", "--shell", "json"], cwd=project, capture_output=True, text=True,
                           env=clean_env(tmp, PWD=project, CUDAENV_ROOT=data, PATH=path, **extra), timeout=60)

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 from framework_wheels import framework_index
-from harness import check, clean_env, expect_error, finish, global_config, run
+from harness import BINARY, check, clean_env, expect_error, finish, global_config, run
 from install_helpers import case
 from synthetic_wheels import cuda12_release, cuda13_release, cudnn_wheel, write_wheel
 
@@ -61,6 +61,10 @@ def toolkit_from_a_json_index_is_laid_out_as_a_redist_install(tmp):
                  "nvvm/bin/cicc", "lib/libcudart.so.13", "lib64/libcublas.so.13",
                  "share/licenses/cuda_nvcc/License.txt"):
         check((prefix / path).is_file(), f"{path} in the prefix")
+    # The unversioned names the linker and find_package(CUDAToolkit) look for, as redist has them.
+    for name, target in (("libcudart.so", "libcudart.so.13"), ("libcublas.so", "libcublas.so.13")):
+        link = prefix / "lib" / name
+        check(link.is_symlink() and str(link.readlink()) == target, f"lib/{name} -> {target}")
     leftovers = [p.name for p in prefix.rglob("*") if p.name == "__init__.py" or p.name.endswith(".dist-info")]
     check(not leftovers, f"no Python package files in the prefix: {leftovers}")
     receipt = receipt_of(prefix)
@@ -77,6 +81,56 @@ def toolkit_from_a_json_index_is_laid_out_as_a_redist_install(tmp):
     check(listed[0]["source"] == "pypi" and listed[0]["runtime_only"] is False, f"list: {listed}")
     shown = run(["exec", "--cuda", "13.0.2", "--", "nvcc", "--version"], env, check_exit=0)
     check("V13.0.88" in shown.stdout, f"activation finds its nvcc: {shown.stdout!r}")
+
+
+def marked_release(directory, release, cudla_marker):
+    """A CUDA 13 release whose metapackage pins as cuda-toolkit 13.2+ does: nvidia-cudla under
+    `cudla_marker`, with wheels for aarch64 alone; nvidia-cuda-opencl for x86-64 only; nvjitlink
+    by a range whose lower bound is the release's own (a newer one is on the index too)."""
+    tree = "nvidia/cu13"
+    package = {"nvidia/__init__.py": ("", 0o644), f"{tree}/__init__.py": ("", 0o644)}
+    write_wheel(directory, "nvidia-cuda-runtime", "13.2.51",
+                {**package, f"{tree}/lib/libcudart.so.13": ("cudart", 0o644)})
+    write_wheel(directory, "nvidia-cuda-opencl", "13.2.51",
+                {**package, f"{tree}/lib/libOpenCL.so.1": ("opencl", 0o644)})
+    for version in ("13.2.51", "13.9.1"):
+        write_wheel(directory, "nvidia-nvjitlink", version,
+                    {**package, f"{tree}/lib/libnvJitLink.so.13": (f"nvjitlink {version}", 0o644)})
+    write_wheel(directory, "nvidia-cudla", "13.2.51", {**package, f"{tree}/lib/libcudla.so.1": ("cudla", 0o644)},
+                platform="manylinux2014_aarch64.manylinux_2_17_aarch64")
+    lines = ("Provides-Extra: all\n"
+             "Requires-Dist: nvidia-cuda-runtime==13.2.51.*; (sys_platform == 'linux') and extra == 'all'\n"
+             "Requires-Dist: nvidia-cuda-opencl==13.2.51.*; (sys_platform == 'linux' and "
+             "platform_machine == 'x86_64' or sys_platform == 'win32') and extra == 'all'\n"
+             "Requires-Dist: nvidia-nvjitlink<14,>=13.2.51; (sys_platform == 'linux') and extra == 'all'\n"
+             f"Requires-Dist: nvidia-cudla==13.2.51.*; ({cudla_marker}) and extra == 'all'\n"
+             "Requires-Dist: nvidia-cudla==13.2.51.*; (sys_platform == 'linux') and extra == 'cudla'\n")
+    write_wheel(directory, "cuda-toolkit", release, {}, platform="any", metadata_extra=lines)
+
+
+@case
+def full_installs_follow_the_metapackages_markers(tmp):
+    env = env_for(tmp)
+    wheels = tmp / "wheels"
+    marked_release(wheels, "13.2.1", "sys_platform == 'linux' and platform_machine == 'aarch64'")
+    marked_release(wheels, "13.2.0", "sys_platform == 'linux'")  # as NVIDIA's 13.2.0 marks it
+    with index_server(wheels) as (index, _):
+        for release in ("13.2.1", "13.2.0"):
+            proc = run(["install", release, "--source", "pypi", "--index-url", index], env)
+            check(proc.returncode == 0, f"the full {release} installs on x86-64: {proc.stderr!r}")
+            names = sorted(c["name"] for c in receipt_of(tmp / "root" / "toolkits" / release)["components"])
+            check(names == ["cuda_cudart", "cuda_opencl", "libnvjitlink"],
+                  f"{release}: the pins whose markers hold here, nothing for aarch64: {names}")
+            nvjitlink = next(c for c in receipt_of(tmp / "root" / "toolkits" / release)["components"]
+                             if c["name"] == "libnvjitlink")
+            check(nvjitlink["version"] == "13.2.51", f"a range takes the release's own version: {nvjitlink}")
+        check("left out" in proc.stderr and "libcudla" in proc.stderr,
+              f"13.2.0's cudla pin, whose wheels are for aarch64 alone, is named as left out: {proc.stderr!r}")
+        # Asked for by name, a component with no wheel for this platform is an error, not a skip.
+        named = run(["install", "13.2.0", "--source", "pypi", "--index-url", index, "--components",
+                     "cuda_cudart,nvidia-cudla", "--force"], env)
+        check(named.returncode != 0 and "nvidia-cudla" in named.stderr and "linux-x86_64" in named.stderr,
+              f"a named component without a wheel here is refused: {named.returncode} {named.stderr!r}")
 
 
 @case
@@ -153,6 +207,39 @@ def cudnn_beside_the_toolkit(tmp):
           f"cuDNN's receipt: {receipt}")
 
 
+def runtime_only_prefix_presents_no_compiler(tmp, env, prefix):
+    """With another CUDA on PATH and in CUDACXX's reach (a system toolkit whose nvcc works), a
+    project on the runtime-only 12.8.1 gets no compiler from anywhere: not the system's."""
+    system = tmp / "system-cuda"
+    (system / "bin").mkdir(parents=True)
+    (system / "bin" / "nvcc").write_text("#!/bin/sh\necho system nvcc ran\n")
+    (system / "bin" / "nvcc").chmod(0o755)
+    (system / "version.json").write_text('{"cuda": {"version": "13.0.2"}}\n')
+    env = dict(env, PATH=f"{system / 'bin'}:{env['PATH']}")
+    project = tmp / "project"
+    project.mkdir()
+    proc = subprocess.run([BINARY, "use", "12.8.1"], cwd=project, env=env, capture_output=True, text=True)
+    check(proc.returncode == 0 and "runtime-only" in proc.stderr and "--source redist" in proc.stderr,
+          f"use warns that the project gets no compiler: {proc.returncode} {proc.stderr!r}")
+    for args in (["exec", "--", "nvcc", "--version"], ["which", "nvcc"]):
+        proc = subprocess.run([BINARY, *args], cwd=project, env=env, capture_output=True, text=True)
+        check(proc.returncode != 0 and "system nvcc ran" not in proc.stdout and "runtime-only" in proc.stderr
+              and "--source redist" in proc.stderr, f"{args[0]}: refused, the fix named: {proc.returncode} "
+              f"{proc.stdout!r} {proc.stderr!r}")
+    hooked = json.loads(subprocess.run([BINARY, "env", "--shell", "json"], cwd=project, env=env,
+                                       capture_output=True, text=True, check=True).stdout)
+    check(hooked.get("CUDACXX") is None, f"the hook sets no CUDACXX: {hooked.get('CUDACXX')!r}")
+    path = hooked.get("PATH", "").split(":")
+    check(path[0] == str(prefix / "bin") and str(system / "bin") not in path,
+          f"the hook leaves no other CUDA's bin/ on PATH: {path}")
+    ran = subprocess.run(["sh", "-c", "command -v nvcc || echo none"], env=dict(env, PATH=hooked["PATH"]),
+                         capture_output=True, text=True)
+    check("system-cuda" not in ran.stdout, f"nvcc on the hooked PATH: {ran.stdout!r}")
+    run(["modules", "write", str(tmp / "modules")], env, check_exit=0)
+    lua = next((tmp / "modules").rglob("12.8.1.lua")).read_text()
+    check("CUDACXX" not in lua and "runtime-only" in lua, f"the modulefile names no compiler: {lua!r}")
+
+
 @case
 def cuda12_wheels_give_a_runtime_only_prefix_only_when_asked(tmp):
     env = env_for(tmp)
@@ -174,6 +261,32 @@ def cuda12_wheels_give_a_runtime_only_prefix_only_when_asked(tmp):
     check("--source redist" in proc.stderr, f"the hint: {proc.stderr!r}")
     proc = run(["install", "12.8.1", "--runtime-only"], env)
     expect_error(proc, 2, "--runtime-only", "--source pypi")
+    runtime_only_prefix_presents_no_compiler(tmp, env, prefix)
+
+
+@case
+def list_remote_and_use_install_take_the_index(tmp):
+    env = env_for(tmp)
+    with index_server(wheels_of(tmp)) as (index, _):
+        listed = run(["list-remote", "--source", "pypi", "--index-url", index], env, check_exit=0)
+        check(listed.stdout.split() == ["13.0.2", "12.8.1"], f"the index's cuda-toolkit releases: {listed.stdout!r}")
+        data = json.loads(run(["list-remote", "--index-url", index, "--json"], env, check_exit=0).stdout)
+        check(data["source"] == "pypi" and data["index"] == index and "mirror" not in data,
+              f"JSON names the index it read, not a mirror: {data}")
+        cudnn = run(["list-remote", "--cudnn", "--index-url", index], env, check_exit=0).stdout.split()
+        check(cudnn == ["9.14.0", "9.13.0"], f"cuDNN releases from the nvidia-cudnn-cu* wheels: {cudnn}")
+        project = tmp / "project"
+        project.mkdir()
+        alone = subprocess.run([BINARY, "use", "13.0.2", "--source", "pypi"], cwd=project, env=env,
+                               capture_output=True, text=True)
+        expect_error(alone, 2, "--source says where --install downloads from")
+        check("add --install" in alone.stderr, f"the hint: {alone.stderr!r}")
+        check(not (project / ".cudaenv").exists(), "nothing written for a flag that does nothing")
+        used = subprocess.run([BINARY, "use", "13.0.2", "--install", "--source", "pypi", "--index-url", index],
+                              cwd=project, env=env, capture_output=True, text=True)
+        check(used.returncode == 0, f"use --install from the index: {used.stderr!r}")
+    check(receipt_of(tmp / "root" / "toolkits" / "13.0.2")["source"] == "pypi",
+          "use --install took the toolkit from the index")
 
 
 @case

@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include "fetch/simple_index.hpp"
+#include "install/markers.hpp"
 #include "install/wheels.hpp"
 
 using namespace cudaenv;
@@ -59,7 +60,8 @@ TEST_CASE("the newest cuda-toolkit matching a spec, and its pins") {
   REQUIRE(!versions.empty());
   // NVIDIA published 13.0.3 as cuda_toolkit-13.0.3.0: the install names the release 13.0.3.
   CHECK(VersionSpec::parse("13.0").value().best_match(versions)->str() == "13.0.3.0");
-  const auto pins = toolkit_pins(fixture("cuda_toolkit-13.0.2.METADATA"));
+  const auto pins =
+      toolkit_pins(fixture("cuda_toolkit-13.0.2.METADATA"), "linux-x86_64", "13.0.2").value();
   auto pin_of = [&](const std::string& project) {
     for (const auto& pin : pins)
       if (pin.project == project) return pin.version;
@@ -74,6 +76,70 @@ TEST_CASE("the newest cuda-toolkit matching a spec, and its pins") {
   const auto skipped = components_without_wheels(pins);
   CHECK(std::find(skipped.begin(), skipped.end(), "cuda_gdb") != skipped.end());
   CHECK(std::find(skipped.begin(), skipped.end(), "cuda_nvcc") == skipped.end());
+}
+
+namespace {
+
+const WheelPin* pin_named(const std::vector<WheelPin>& pins, const std::string& project) {
+  for (const auto& pin : pins)
+    if (pin.project == project) return &pin;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("a pin counts only where its marker holds, as pip decides") {
+  // cuda-toolkit 13.5.0: nvidia-cudla for aarch64 only, nvjitlink by a range.
+  const auto metadata = fixture("cuda_toolkit-13.5.0.METADATA");
+  const auto x86 = toolkit_pins(metadata, "linux-x86_64", "13.5.0").value();
+  const auto arm = toolkit_pins(metadata, "linux-sbsa", "13.5.0").value();
+  CHECK(pin_named(x86, "nvidia-cudla") == nullptr);
+  REQUIRE(pin_named(arm, "nvidia-cudla") != nullptr);
+  CHECK(pin_named(arm, "nvidia-cudla")->version == "13.5.25");
+  // nvidia-cuda-opencl: Linux x86-64 and Windows, not Linux aarch64.
+  CHECK(pin_named(x86, "nvidia-cuda-opencl") != nullptr);
+  CHECK(pin_named(arm, "nvidia-cuda-opencl") == nullptr);
+  const auto* nvjitlink = pin_named(x86, "nvidia-nvjitlink");
+  REQUIRE(nvjitlink != nullptr);
+  CHECK(nvjitlink->range == "<14,>=13.5.37");
+  CHECK(nvjitlink->version == "13.5.37");
+  CHECK(pin_named(x86, "nvidia-cuda-nvcc")->range.empty());
+  // 13.2.0 marks nvidia-cudla for all of Linux: the marker alone keeps it (the plan then finds
+  // that the project has no x86-64 wheel).
+  const auto older =
+      toolkit_pins(fixture("cuda_toolkit-13.2.0.METADATA"), "linux-x86_64", "13.2.0");
+  REQUIRE(older.ok());
+  CHECK(pin_named(*older, "nvidia-cudla") != nullptr);
+}
+
+TEST_CASE("markers: the platform variables, either side, parentheses, and what is refused") {
+  const auto x86 = marker_environment("linux-x86_64", "all");
+  const auto arm = marker_environment("linux-sbsa", "all");
+  CHECK(marker_holds("", x86) == true);
+  CHECK(marker_holds("sys_platform == 'linux' and platform_machine == 'x86_64'", x86) == true);
+  CHECK(marker_holds("sys_platform == 'linux' and platform_machine == 'x86_64'", arm) == false);
+  CHECK(marker_holds("'aarch64' == platform_machine", arm) == true);
+  CHECK(marker_holds("sys_platform == \"win32\" or (os_name == 'posix' and extra == 'ALL')", x86) ==
+        true);
+  CHECK(marker_holds("extra == 'cudla'", arm) == false);
+  CHECK(marker_holds("platform_machine in 'x86_64 aarch64'", x86) == true);
+  CHECK(marker_holds("platform_machine not in 'aarch64'", x86) == true);
+  // A prefix serves every Python.
+  CHECK(marker_holds("python_version < '3.9' and sys_platform == 'linux'", x86) == true);
+  // Not markers: refused, never guessed.
+  CHECK(!marker_holds("sys_platform ==", x86));
+  CHECK(!marker_holds("unknown_variable == 'x'", x86));
+  CHECK(!marker_holds("'a' == 'b'", x86));
+  CHECK(!marker_holds("sys_platform == 'linux' and", x86));
+  CHECK(!marker_holds("(sys_platform == 'linux'", x86));
+  CHECK(!marker_holds("sys_platform == 'linux", x86));
+  CHECK(!marker_holds("sys_platform == 'linux'; rm -rf /", x86));
+  CHECK(!marker_holds(std::string(1000, '(') + "extra == 'all'" + std::string(1000, ')'), x86));
+  // A requirement whose marker cannot be read makes the metapackage unreadable, named.
+  const auto bad = toolkit_pins("Requires-Dist: nvidia-cuda-nvcc==13.0.88.*; sys_platform =! 'x'\n",
+                                "linux-x86_64", "cuda_toolkit-13.0.2.whl");
+  REQUIRE(!bad.ok());
+  CHECK(bad.error().message.find("cuda_toolkit-13.0.2.whl: cannot read the requirement") == 0);
 }
 
 TEST_CASE("relative links resolve against the page, fragments carry the digest") {

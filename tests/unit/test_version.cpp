@@ -19,11 +19,13 @@ TEST_CASE("versions parse CUDA, driver and cuDNN forms") {
   CHECK(v("9.1.0.70").size() == 4);
   CHECK(v("V13.0.88") == v("13.0.88"));
   CHECK(v(" 12 ").major() == 12);
+  // cuda-toolkit 13.5.0 pins nvidia-cuda-cccl 13.3.5.0.6: five parts.
+  CHECK(v("13.3.5.0.6") > v("13.3.5"));
 }
 
 TEST_CASE("malformed versions are rejected") {
   for (const char* bad :
-       {"", "12.", ".4", "12..4", "12.4a", "twelve", "1.2.3.4.5", "-1", "12.4 1"}) {
+       {"", "12.", ".4", "12..4", "12.4a", "twelve", "1.2.3.4.5.6.7", "-1", "12.4 1"}) {
     CAPTURE(bad);
     CHECK_FALSE(Version::parse(bad).has_value());
   }
