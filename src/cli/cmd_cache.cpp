@@ -26,9 +26,9 @@ struct CacheOptions {
   bool json = false;
 };
 
-constexpr std::array<CacheKind, 5> kinds = {CacheKind::download, CacheKind::manifest,
-                                            CacheKind::verify_build, CacheKind::staging,
-                                            CacheKind::lock};
+constexpr std::array<CacheKind, 6> kinds = {CacheKind::download, CacheKind::unpacked,
+                                            CacheKind::manifest, CacheKind::verify_build,
+                                            CacheKind::staging,  CacheKind::lock};
 
 // The JSON key and the plural a person reads.
 std::string json_key(CacheKind kind) {
@@ -38,6 +38,7 @@ std::string json_key(CacheKind kind) {
     case CacheKind::verify_build: return "verify_builds";
     case CacheKind::staging: return "staging";
     case CacheKind::lock: return "locks";
+    case CacheKind::unpacked: return "unpacked";
   }
   return "other";
 }
@@ -48,7 +49,8 @@ std::string counted(CacheKind kind, std::size_t n) {
       {CacheKind::manifest, {"manifest", "manifests"}},
       {CacheKind::verify_build, {"verify build", "verify builds"}},
       {CacheKind::staging, {"staging directory", "staging directories"}},
-      {CacheKind::lock, {"lock file", "lock files"}}};
+      {CacheKind::lock, {"lock file", "lock files"}},
+      {CacheKind::unpacked, {"unpacked archive", "unpacked archives"}}};
   const auto& [one, many] = nouns.at(kind);
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
@@ -73,12 +75,14 @@ std::map<CacheKind, Tally> tally(const std::vector<CacheEntry>& entries) {
   return tallies;
 }
 
-// What `clean` would free: every download not in use, the manifests and verify's builds.
+// What `clean` would free: every download not in use, the manifests, verify's builds and the
+// unpacked archives no prefix links.
 std::uint64_t clean_frees(const std::vector<CacheEntry>& entries) {
   std::uint64_t bytes = 0;
   for (const auto& e : entries) {
     const bool cache = e.kind == CacheKind::manifest || e.kind == CacheKind::verify_build ||
-                       (e.kind == CacheKind::download && e.need != CacheNeed::in_use);
+                       (e.kind == CacheKind::download && e.need != CacheNeed::in_use) ||
+                       (e.kind == CacheKind::unpacked && e.need == CacheNeed::unneeded);
     if (cache) bytes += e.bytes;
   }
   return bytes;
@@ -122,6 +126,7 @@ void print_survey_json(const install::Store& store, const install::CacheSurvey& 
   doc["total_bytes"] = total;
   doc["clean_frees_bytes"] = clean_frees(survey.entries);
   doc["prune_frees_bytes"] = prunable;
+  doc["shared_bytes_saved"] = survey.shared_bytes_saved;
   doc["downloads_kept_because"] =
       survey.downloads_kept_because ? json(*survey.downloads_kept_because) : json(nullptr);
   doc["entries"] = entries_json(survey.entries);
@@ -158,8 +163,13 @@ void print_survey_text(const install::Store& store, const install::CacheSurvey& 
   }
   context.out << "total " << human_bytes(total) << "; 'cudaenv cache clean' frees "
               << human_bytes(clean_frees(survey.entries))
-              << " (downloads, manifests, verify builds), 'cudaenv cache prune' frees "
+              << " (downloads, manifests, verify builds, unlinked unpacked archives), "
+                 "'cudaenv cache prune' frees "
               << human_bytes(prunable) << " (what no installed version needs)\n";
+  if (survey.shared_bytes_saved > 0) {
+    context.out << "shared unpacked files save " << human_bytes(survey.shared_bytes_saved)
+                << ": prefixes that install the same archive link one copy\n";
+  }
   if (survey.downloads_kept_because) {
     context.out << "prune keeps every download: " << text::printable(*survey.downloads_kept_because)
                 << '\n';

@@ -3,6 +3,8 @@
 #include <set>
 #include <system_error>
 
+#include <sys/stat.h>
+
 #include "core/text.hpp"
 #include "install/writable.hpp"
 
@@ -50,6 +52,7 @@ std::optional<std::string> staged_name(const std::string& entry) {
 // What the installed versions need: their archives (by file name) and manifests.
 struct Needs {
   std::set<std::string> archives;
+  std::set<std::string> unpacked;   // "<sha256>.<component>", as installer.cpp names them
   std::set<std::string> manifests;  // "cuda/redistrib_12.4.1.json"
   std::optional<std::string> unknown_because;
 };
@@ -64,8 +67,10 @@ Needs needs_of(const Store& store) {
         needs.unknown_because = "the receipt of " + item.path.string() + " cannot be read";
         continue;
       }
-      for (const auto& component : item.receipt->components)
+      for (const auto& component : item.receipt->components) {
         needs.archives.insert(fs::path(component.url).filename().string());
+        needs.unpacked.insert(component.sha256 + "." + component.name);
+      }
     }
   }
   return needs;
@@ -125,6 +130,55 @@ void survey_installs_dir(const fs::path& dir, CacheSurvey& survey) {
   }
 }
 
+// What removing an unpacked tree frees (its files no prefix links) and what sharing it saves.
+struct UnpackedBytes {
+  std::uint64_t freed = 0, saved = 0;
+};
+
+UnpackedBytes unpacked_bytes(const fs::path& tree) {
+  UnpackedBytes bytes;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(tree, ec), end; !ec && it != end; it.increment(ec)) {
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (st.st_nlink == 1) bytes.freed += size;
+    if (st.st_nlink > 2) bytes.saved += size * (st.st_nlink - 2);
+  }
+  return bytes;
+}
+
+// The shared unpacked store: trees, their locks, and partial trees a killed install left.
+void survey_unpacked(const Store& store, const Needs& needs, CacheSurvey& survey) {
+  for (const auto& path : children(store.unpacked())) {
+    const auto name = path.filename().string();
+    if (text::starts_with(name, ".partial-")) {
+      const auto rest = name.substr(9);
+      const auto key = rest.substr(0, rest.rfind('-'));
+      const bool busy = InstallLock::is_held(store.unpacked() / (key + std::string(lock_suffix)));
+      survey.entries.push_back({CacheKind::staging, path, size_of(path),
+                                busy ? CacheNeed::in_use : CacheNeed::unneeded});
+      continue;
+    }
+    if (text::starts_with(name, ".")) continue;  // a lock's owner file
+    std::error_code ec;
+    if (name.ends_with(lock_suffix)) {
+      const auto tree = path.parent_path() / name.substr(0, name.size() - lock_suffix.size());
+      const auto need = InstallLock::is_held(path)                 ? CacheNeed::in_use
+                        : fs::exists(fs::symlink_status(tree, ec)) ? CacheNeed::needed
+                                                                   : CacheNeed::unneeded;
+      survey.entries.push_back({CacheKind::lock, path, 0, need});
+      continue;
+    }
+    const auto bytes = unpacked_bytes(path);
+    survey.shared_bytes_saved += bytes.saved;
+    auto need = needs.unknown_because || needs.unpacked.contains(name) ? CacheNeed::needed
+                                                                       : CacheNeed::unneeded;
+    if (InstallLock::is_held(path.string() + std::string(lock_suffix))) need = CacheNeed::in_use;
+    survey.entries.push_back({CacheKind::unpacked, path, bytes.freed, need});
+  }
+}
+
 void survey_verify_builds(const Store& store, CacheSurvey& survey) {
   for (const auto& path : children(store.verify_builds()))
     survey.entries.push_back({CacheKind::verify_build, path, size_of(path), CacheNeed::needed});
@@ -174,8 +228,19 @@ void remove_download(const CacheEntry& entry, CacheCleanup& cleanup) {
   remove_under_lock(entry, download_lock_file(entry.path), true, cleanup);
 }
 
+// An unpacked tree, or a partial one, goes under the tree's lock: an install unpacking or
+// linking it holds that.
+void remove_unpacked(const CacheEntry& entry, CacheCleanup& cleanup) {
+  const auto name = entry.path.filename().string();
+  const bool partial = text::starts_with(name, ".partial-");
+  const auto key = partial ? name.substr(9, name.rfind('-') - 9) : name;
+  remove_under_lock(entry, entry.path.parent_path() / (key + std::string(lock_suffix)), !partial,
+                    cleanup);
+}
+
 // A staging leftover goes only under its target's install lock: a live install holds it.
 void remove_staging(const CacheEntry& entry, CacheCleanup& cleanup) {
+  if (entry.path.parent_path().filename() == "unpacked") return remove_unpacked(entry, cleanup);
   const auto dir = entry.path.parent_path();
   const auto name = staged_name(entry.path.filename().string()).value_or("");
   const auto lock = lock_for_removal(entry, dir / (std::string(lock_prefix) + name), cleanup);
@@ -232,6 +297,7 @@ CacheSurvey survey_cache(const Store& store) {
   survey_verify_builds(store, survey);
   survey_installs_dir(store.toolkits(), survey);
   survey_installs_dir(store.cudnn(), survey);
+  survey_unpacked(store, needs, survey);
   return survey;
 }
 
@@ -241,6 +307,8 @@ CacheCleanup clean_cache(const Store& store) {
     if (entry.kind == CacheKind::download) remove_download(entry, cleanup);
     if (entry.kind == CacheKind::manifest || entry.kind == CacheKind::verify_build)
       remove_entry(entry, cleanup);
+    if (entry.kind == CacheKind::unpacked && entry.need == CacheNeed::unneeded)
+      remove_unpacked(entry, cleanup);
   }
   return cleanup;
 }
@@ -254,6 +322,7 @@ CacheCleanup prune_cache(const Store& store) {
     if (entry.kind == CacheKind::download) remove_download(entry, cleanup);
     if (entry.kind == CacheKind::manifest) remove_entry(entry, cleanup);
     if (entry.kind == CacheKind::staging) remove_staging(entry, cleanup);
+    if (entry.kind == CacheKind::unpacked) remove_unpacked(entry, cleanup);
   }
   // Locks last: removing staging leftovers and downloads leaves more of them unneeded.
   for (const auto& entry : survey_cache(store).entries) {
@@ -270,6 +339,7 @@ std::string cache_kind_name(CacheKind kind) {
     case CacheKind::verify_build: return "verify build";
     case CacheKind::staging: return "staging";
     case CacheKind::lock: return "lock";
+    case CacheKind::unpacked: return "unpacked";
   }
   return "entry";
 }

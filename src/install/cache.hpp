@@ -14,7 +14,7 @@
 
 namespace cudaenv::install {
 
-enum class CacheKind { download, manifest, verify_build, staging, lock };
+enum class CacheKind { download, manifest, verify_build, staging, lock, unpacked };
 
 // needed: an installed version uses it (or it is a cache `clean` alone removes); unneeded: `prune`
 // removes it; in_use: a running install holds it, nothing removes it now.
@@ -32,6 +32,9 @@ struct CacheSurvey {
   // Why every download counts as needed: an installed prefix whose receipt cannot be read (its
   // archives are unknown, so none is called unneeded).
   std::optional<std::string> downloads_kept_because;
+  // Disk the shared unpacked store saves: each file linked into k prefixes is stored once
+  // instead of k times, (k - 1) x its size.
+  std::uint64_t shared_bytes_saved = 0;
 };
 
 // Looks at the store without changing it.
@@ -44,8 +47,9 @@ struct CacheCleanup {
   std::uint64_t bytes_freed = 0;
 };
 
-// Removes the downloads, the cached manifests and verify's builds (not a download an install is
-// writing): they are only caches, fetched or rebuilt when needed again.
+// Removes the downloads, the cached manifests, verify's builds and the unpacked trees no prefix
+// links (not a download an install is writing): they are only caches, fetched or rebuilt when
+// needed again. An unpacked tree installed prefixes link stays: removing it frees nothing.
 CacheCleanup clean_cache(const Store& store);
 
 // Removes only what nothing needs: stale staging directories of killed installs (a prefix a
@@ -53,7 +57,7 @@ CacheCleanup clean_cache(const Store& store);
 // installed, and lock files of versions not installed.
 CacheCleanup prune_cache(const Store& store);
 
-// "download", "manifest", "verify build", "staging", "lock".
+// "download", "manifest", "verify build", "staging", "lock", "unpacked".
 std::string cache_kind_name(CacheKind kind);
 
 }  // namespace cudaenv::install

@@ -15,6 +15,7 @@
 
 #include "core/parallel.hpp"
 #include "core/text.hpp"
+#include "core/untrusted.hpp"
 #include "install/extract.hpp"
 #include "install/interrupt.hpp"
 #include "install/remote.hpp"
@@ -33,9 +34,11 @@ std::string url_of(const InstallPlan& plan, const SelectedArchive& archive) {
                              : archive.url;
 }
 
-Status install_archive(const InstallPlan& plan, size_t index, const Store& store,
-                       const fs::path& staging, const InstallSettings& settings,
-                       InstallObserver& observer, const FirstError& first) {
+// Downloads (or reads from the download cache) and unpacks one archive into `destination`,
+// checking its sha256 as the bytes pass.
+Status unpack_archive(const InstallPlan& plan, size_t index, const Store& store,
+                      const fs::path& destination, const InstallSettings& settings,
+                      InstallObserver& observer, const FirstError& first) {
   const auto& archive = plan.archives[index];
   const auto url = url_of(plan, archive);
   const auto cached = cache_file(store, archive);
@@ -67,7 +70,7 @@ Status install_archive(const InstallPlan& plan, size_t index, const Store& store
                                 ? settings.max_unpacked_bytes
                                 : default_unpacked_cap(archive.file.size);
   auto extracted =
-      extract(source, {staging, fs::path(archive.file.relative_path).filename().string(),
+      extract(source, {destination, fs::path(archive.file.relative_path).filename().string(),
                        archive.component, "share/licenses", max_unpacked, plan.source == "pypi"});
   std::error_code ec;
   if (!extracted) {
@@ -92,6 +95,151 @@ Status install_archive(const InstallPlan& plan, size_t index, const Store& store
                       "the download was discarded; run the command again, or use another mirror");
   }
   if (!extracted) return extracted.error();
+  return Ok{};
+}
+
+// Where an archive's unpacked tree is kept: named by its digest and component, both checked
+// (they come from a manifest or an index); nullopt when either is not a plain name.
+std::optional<fs::path> unpacked_entry(const Store& store, const SelectedArchive& archive) {
+  if (!untrusted::is_valid(untrusted::Field::sha256, archive.file.sha256) ||
+      !untrusted::is_valid(untrusted::Field::component_name, archive.component))
+    return std::nullopt;
+  return store.unpacked() / (archive.file.sha256 + "." + archive.component);
+}
+
+Status link_error(const fs::path& path, int error) {
+  return make_error(ErrorKind::failure,
+                    "cannot place " + path.string() + ": " +
+                        std::error_code(error, std::generic_category()).message(),
+                    "check the free space and permissions of the cudaenv data root");
+}
+
+bool is_directory_at(const fs::path& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// An entry that does not fit what another archive of the install put there (a file where a
+// directory is, or the other way round): the archive's fault, as unpacking both into one
+// directory found it. Named as the archive names it ("<archive>/include/crt").
+Error misfit_error(const std::string& archive_name, const fs::path& relative) {
+  auto top = archive_name;
+  for (const char* suffix : {".tar.xz", ".tar.gz", ".tgz", ".zip", ".whl"}) {
+    if (top.ends_with(suffix)) top.erase(top.size() - std::string_view(suffix).size());
+  }
+  return make_error(ErrorKind::integrity,
+                    "corrupt or hostile archive: " + text::printable(archive_name) + ": " +
+                        text::printable(top + "/" + relative.string()) +
+                        ": does not fit what another archive of the install put there",
+                    "the archive is corrupt or hostile; nothing was installed");
+}
+
+// One file (or link) of the shared tree into the prefix: a hard link (no bytes copied), a copy
+// where the prefix is on another filesystem or the file has too many links. A later archive's
+// file of the same name replaces an earlier one's, as unpacking over it would; a directory
+// there sets `misfit`, for the caller to report.
+Status place_file(const fs::path& from, const fs::path& to, bool symlink_entry, bool& misfit) {
+  const auto place = [&] {
+    if (!symlink_entry) return ::link(from.c_str(), to.c_str());
+    std::error_code ec;
+    const auto target = fs::read_symlink(from, ec);
+    if (ec) {
+      errno = ec.value();
+      return -1;
+    }
+    return ::symlink(target.c_str(), to.c_str());
+  };
+  if (place() == 0) return Ok{};
+  if (errno == EEXIST) {
+    if (is_directory_at(to)) {
+      misfit = true;
+      return Ok{};
+    }
+    ::unlink(to.c_str());
+    if (place() == 0) return Ok{};
+  }
+  if (symlink_entry || (errno != EXDEV && errno != EMLINK && errno != EPERM))
+    return link_error(to, errno);
+  std::error_code ec;
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+  return ec ? link_error(to, ec.value()) : Status{Ok{}};
+}
+
+// The shared tree of `entry` into `staging`: directories made, files linked, links recreated.
+Status link_tree(const fs::path& entry, const fs::path& staging, const std::string& archive_name) {
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(entry, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto relative = it->path().lexically_relative(entry);
+    const auto target = staging / relative;
+    const auto status = it->symlink_status(ec);
+    if (ec) break;
+    bool misfit = false;
+    if (fs::is_directory(status)) {
+      if (::mkdir(target.c_str(), 0755) != 0) {
+        if (errno != EEXIST) return link_error(target, errno);
+        misfit = !is_directory_at(target);
+      }
+    } else if (auto placed = place_file(it->path(), target, fs::is_symlink(status), misfit);
+               !placed) {
+      return placed;
+    }
+    if (misfit) return misfit_error(archive_name, relative);
+  }
+  if (ec) return link_error(entry, ec.value());
+  return Ok{};
+}
+
+// The shared tree's files lose their write bits: every prefix links the same inodes, so a file
+// changed in one prefix would change in all. Its directories stay writable, for removal.
+Status make_read_only(const fs::path& tree) {
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(tree, ec), end; !ec && it != end; it.increment(ec)) {
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (::chmod(it->path().c_str(), st.st_mode & 07555) != 0) return link_error(it->path(), errno);
+  }
+  if (ec) return link_error(tree, ec.value());
+  return Ok{};
+}
+
+// Unpacks the archive into the shared store once (a partial directory renamed into place when
+// complete, under the tree's lock so two installs never both unpack it), then links it into
+// `staging`.
+Status install_archive(const InstallPlan& plan, size_t index, const Store& store,
+                       const fs::path& staging, const InstallSettings& settings,
+                       InstallObserver& observer, const FirstError& first) {
+  const auto& archive = plan.archives[index];
+  const auto entry = unpacked_entry(store, archive);
+  if (!entry) {
+    if (auto unpacked = unpack_archive(plan, index, store, staging, settings, observer, first);
+        !unpacked)
+      return unpacked;
+    observer.archive_done(index);
+    return Ok{};
+  }
+  // Held while the tree is unpacked or linked: `cache prune` removes a tree only under it.
+  if (auto made = ensure_writable_directory(store.unpacked()); !made) return made;
+  auto lock = InstallLock::acquire(entry->string() + ".lock", {});
+  if (!lock) return lock.error();
+  std::error_code ec;
+  if (fs::is_directory(*entry, ec)) {
+    observer.archive_progress(index, archive.file.size, archive.file.size);
+  } else {
+    const auto partial = store.unpacked() / (".partial-" + entry->filename().string() + "-" +
+                                             std::to_string(::getpid()));
+    fs::remove_all(partial, ec);
+    if (::mkdir(partial.c_str(), 0755) != 0) return link_error(partial, errno);
+    auto unpacked = unpack_archive(plan, index, store, partial, settings, observer, first);
+    if (unpacked) unpacked = make_read_only(partial);
+    if (unpacked && ::rename(partial.c_str(), entry->c_str()) != 0)
+      unpacked = link_error(*entry, errno);
+    if (!unpacked) {
+      fs::remove_all(partial, ec);
+      return unpacked;
+    }
+  }
+  const auto archive_name = fs::path(archive.file.relative_path).filename().string();
+  if (auto linked = link_tree(*entry, staging, archive_name); !linked) return linked;
   observer.archive_done(index);
   return Ok{};
 }
@@ -129,14 +277,17 @@ Status write_version_json(const fs::path& prefix, const InstallPlan& plan) {
 std::string system_reason() { return std::error_code(errno, std::generic_category()).message(); }
 
 // No mode an archive asked for survives unsanitized: also the directories libarchive made on
-// its own for entries whose parents the archive did not list.
+// its own for entries whose parents the archive did not list. Files only ever lose bits: those
+// linked from the shared unpacked store stay read-only.
 Status sanitize_modes(const fs::path& prefix) {
   std::error_code ec;
   for (fs::recursive_directory_iterator it(prefix, ec), end; !ec && it != end; it.increment(ec)) {
     struct stat st {};
     if (::lstat(it->path().c_str(), &st) != 0 || S_ISLNK(st.st_mode)) continue;
-    const mode_t wanted = sanitized_mode(st.st_mode & S_IFMT, st.st_mode);  // S_IF* == AE_IF*
-    if ((st.st_mode & 07777) != wanted && ::chmod(it->path().c_str(), wanted) != 0) {
+    const mode_t allowed = sanitized_mode(st.st_mode & S_IFMT, st.st_mode);  // S_IF* == AE_IF*
+    const mode_t mode = st.st_mode & 07777;
+    const mode_t wanted = S_ISDIR(st.st_mode) ? allowed : mode & allowed;
+    if (mode != wanted && ::chmod(it->path().c_str(), wanted) != 0) {
       return make_error(ErrorKind::failure,
                         "cannot set the mode of " + it->path().string() + ": " + system_reason());
     }

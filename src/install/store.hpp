@@ -31,6 +31,9 @@ struct Store {
   fs::path manifests() const { return root / "cache" / "manifests"; }
   // verify's build cache (verify::cache_root names the same directory).
   fs::path verify_builds() const { return root / "cache" / "verify"; }
+  // Each archive unpacked once, as <sha256>.<component>/, its files hard-linked into every
+  // prefix that installs it (install/installer.hpp).
+  fs::path unpacked() const { return root / "cache" / "unpacked"; }
 };
 
 // The lock beside a cached download (<file>.lock), held while the file is written or deleted.

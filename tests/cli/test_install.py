@@ -95,7 +95,7 @@ def list_and_list_remote_in_text_and_json(tmp):
         check(remote.stdout.splitlines() == ["12.6.3", "12.4.1  (installed)"], remote.stdout)
         check(remote.stderr == "", remote.stderr)
         remote_json = json.loads(run(["list-remote", "--json"], env, check_exit=0).stdout)
-        check(remote_json == {"mirror": url, "product": "cuda",
+        check(remote_json == {"source": "redist", "mirror": url, "product": "cuda",
                               "versions": [{"version": "12.6.3", "installed": False},
                                            {"version": "12.4.1", "installed": True}]}, f"{remote_json}")
         cudnn = run(["list-remote", "--cudnn"], env, check_exit=0)

@@ -78,7 +78,8 @@ def a_full_disk_during_extraction_fails_the_install_and_leaves_nothing(tmp):
     # in part.)
     errors = [line for line in err.splitlines() if line.startswith("cudaenv: error:")]
     named = errors[0] if len(errors) == 1 else ""
-    written = rf"{re.escape(str(tmp / 'root'))}/(toolkits/\.staging-12\.4\.1-[0-9]+|cache/downloads)/\S+"
+    written = (rf"{re.escape(str(tmp / 'root'))}/(toolkits/\.staging-12\.4\.1-[0-9]+|cache/downloads|"
+               rf"cache/unpacked/\.partial-[0-9a-f]{{64}}\.\w+-[0-9]+)/\S+")
     check(re.search(rf"{written}: No space left on device", named), f"names the file and the reason: {err!r}")
     names = (tmp / "out" / "names").read_text().split()
     check(sorted(names) == [".", "..", ".lock-12.1.1", ".lock-12.4.1", "12.1.1"], f"only 12.1.1: {names}")

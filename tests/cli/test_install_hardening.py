@@ -121,9 +121,12 @@ def modes_from_the_archive_are_sanitized(tmp):
                               preexec_fn=lambda: os.umask(0)), "an install")
         check(proc.returncode == 0, f"installed: {proc.stderr}")
     prefix = tmp / "root" / "toolkits" / "12.4.1"
-    expected = {"bin/setuid": 0o755, "bin/setgid": 0o755, "bin/open": 0o755, "include/open.h": 0o644,
-                "lib/private.so": 0o644, "share/sticky": 0o755, "share/sticky/file": 0o644,
-                "deep": 0o755, "deep/a/b/c": 0o755, "deep/a/b/c/file.txt": 0o644, ".": 0o755}
+    # The archives' files are links to the shared unpacked store, whose files are read-only (a
+    # change in one prefix would be a change in all): 0o555 and 0o444; directories 0o755.
+    expected = {"bin/setuid": 0o555, "bin/setgid": 0o555, "bin/open": 0o555, "include/open.h": 0o444,
+                "lib/private.so": 0o444, "share/sticky": 0o755, "share/sticky/file": 0o444,
+                "deep": 0o755, "deep/a/b/c": 0o755, "deep/a/b/c/file.txt": 0o444, ".": 0o755,
+                "cudaenv-receipt.json": 0o644}
     for path, mode in expected.items():
         actual = stat.S_IMODE((prefix / path).lstat().st_mode) if (prefix / path).exists() else None
         check(actual == mode, f"{path}: {oct(actual) if actual is not None else 'missing'}, expected {oct(mode)}")
@@ -131,7 +134,8 @@ def modes_from_the_archive_are_sanitized(tmp):
         st = path.lstat()
         if stat.S_ISLNK(st.st_mode):
             continue
-        check(stat.S_IMODE(st.st_mode) in (0o755, 0o644), f"{path}: {oct(stat.S_IMODE(st.st_mode))}")
+        check(stat.S_IMODE(st.st_mode) in (0o755, 0o644, 0o555, 0o444),
+              f"{path}: {oct(stat.S_IMODE(st.st_mode))}")
 
 
 # 5. cudaenv's own files cannot be redirected.
