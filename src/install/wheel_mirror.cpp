@@ -2,7 +2,12 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -12,6 +17,7 @@
 #include "core/parallel.hpp"
 #include "core/safe_write.hpp"
 #include "install/extract.hpp"
+#include "install/interrupt.hpp"
 
 namespace cudaenv::install {
 
@@ -31,9 +37,19 @@ Error repack_error(const std::string& what, struct archive* a) {
   return make_error(ErrorKind::failure, what + ": " + (why != nullptr ? why : "unknown error"));
 }
 
+// What a repack reports as it reads the wheel: its bytes read so far.
+using RepackProgress = std::function<void(std::uint64_t)>;
+
+Status stopped_by_signal() {
+  if (const int signal = InterruptGuard::caught())
+    return interrupted_error(signal, "mirror create", "the partial archive was removed");
+  return Ok{};
+}
+
 // Copies one wheel entry into the tar under `top`, at the path the install would give it.
 Status copy_entry(struct archive* in, struct archive_entry* entry, struct archive* out,
-                  const std::string& top, const std::string& component) {
+                  const std::string& top, const std::string& component,
+                  const RepackProgress& progress) {
   const auto path = wheel_entry_path(archive_entry_pathname(entry), component, "share/licenses");
   if (path.empty() || archive_entry_filetype(entry) != AE_IFREG) return Ok{};
   std::unique_ptr<struct archive_entry, void (*)(struct archive_entry*)> copy(archive_entry_new(),
@@ -52,34 +68,60 @@ Status copy_entry(struct archive* in, struct archive_entry* entry, struct archiv
   while ((got = archive_read_data(in, buffer, sizeof buffer)) > 0) {
     if (archive_write_data(out, buffer, static_cast<size_t>(got)) != got)
       return repack_error(path, out);
+    if (auto stop = stopped_by_signal(); !stop) return stop;
+    progress(static_cast<std::uint64_t>(archive_filter_bytes(in, -1)));
   }
   if (got < 0) return repack_error(path, in);
   return Ok{};
 }
 
-// The wheel at `wheel` as NVIDIA packs a redist archive: <top>/bin/..., xz-compressed.
+// xz at preset 1 on every core: a mirror is written once and served on a LAN, where the few
+// percent preset 6 saves do not pay for compressing several times slower (NVIDIA's own archives
+// stay as they are: only wheels are repacked).
+Status set_xz_options(struct archive* out) {
+  archive_write_add_filter_xz(out);
+  if (archive_write_set_filter_option(out, "xz", "compression-level", "1") != ARCHIVE_OK)
+    return repack_error("xz", out);
+  // Threads where liblzma has them; a library without its threaded encoder compresses alone.
+  (void)archive_write_set_filter_option(out, "xz", "threads", "0");
+  return Ok{};
+}
+
+// The wheel at `wheel` as NVIDIA packs a redist archive: <top>/bin/..., xz-compressed, written
+// to a temporary name and renamed when complete (an interrupted repack leaves nothing).
 Status repack(const fs::path& wheel, const fs::path& target, const std::string& top,
-              const std::string& component) {
+              const std::string& component, const RepackProgress& progress) {
   ArchivePtr in(archive_read_new(), archive_read_free);
   archive_read_support_format_zip(in.get());
   if (archive_read_open_filename(in.get(), wheel.c_str(), 1 << 16) != ARCHIVE_OK)
     return repack_error(wheel.string(), in.get());
   std::error_code ec;
   fs::create_directories(target.parent_path(), ec);
-  ArchivePtr out(archive_write_new(), archive_write_free);
-  archive_write_set_format_pax_restricted(out.get());
-  archive_write_add_filter_xz(out.get());
-  if (archive_write_open_filename(out.get(), target.c_str()) != ARCHIVE_OK)
-    return repack_error(target.string(), out.get());
-  struct archive_entry* entry = nullptr;
-  int status = ARCHIVE_OK;
-  while ((status = archive_read_next_header(in.get(), &entry)) == ARCHIVE_OK) {
-    if (auto copied = copy_entry(in.get(), entry, out.get(), top, component); !copied)
-      return copied;
-  }
-  if (status != ARCHIVE_EOF) return repack_error(wheel.string(), in.get());
-  if (archive_write_close(out.get()) != ARCHIVE_OK) return repack_error(target.string(), out.get());
-  return Ok{};
+  const auto partial = target.string() + ".partial-" + std::to_string(::getpid());
+  auto written = [&]() -> Status {
+    ArchivePtr out(archive_write_new(), archive_write_free);
+    archive_write_set_format_pax_restricted(out.get());
+    if (auto xz = set_xz_options(out.get()); !xz) return xz;
+    // The temporary name is this process's own, in the mirror directory being made.
+    if (archive_write_open_filename(out.get(), partial.c_str()) !=
+        ARCHIVE_OK)  // raw-write: own temporary
+      return repack_error(target.string(), out.get());
+    struct archive_entry* entry = nullptr;
+    int status = ARCHIVE_OK;
+    while ((status = archive_read_next_header(in.get(), &entry)) == ARCHIVE_OK) {
+      if (auto copied = copy_entry(in.get(), entry, out.get(), top, component, progress); !copied)
+        return copied;
+    }
+    if (status != ARCHIVE_EOF) return repack_error(wheel.string(), in.get());
+    if (archive_write_close(out.get()) != ARCHIVE_OK)
+      return repack_error(target.string(), out.get());
+    if (::rename(partial.c_str(), target.c_str()) != 0)
+      return make_error(ErrorKind::failure,
+                        "cannot write " + target.string() + ": " + std::strerror(errno));
+    return Ok{};
+  }();
+  if (!written) fs::remove(partial, ec);
+  return written;
 }
 
 // Fetches one wheel into the download cache, checked against the index's sha256.
@@ -99,14 +141,15 @@ Status fetch_wheel(const InstallPlan& plan, const SelectedArchive& archive, cons
 
 Result<Repacked> mirror_wheel(const fs::path& redist, const InstallPlan& plan,
                               const SelectedArchive& archive, const Store& store,
-                              const InstallSettings& settings) {
+                              const InstallSettings& settings, const RepackProgress& progress) {
   const auto cached = store.downloads() / archive.file.relative_path;
   if (auto fetched = fetch_wheel(plan, archive, cached, settings); !fetched) return fetched.error();
+  if (auto stop = stopped_by_signal(); !stop) return stop.error();
   const auto name = plan.product == "cudnn" ? std::string("cudnn") : archive.component;
   const auto suffix = plan.variant.empty() ? "" : "_" + plan.variant;
   const auto top = name + "-" + plan.platform + "-" + archive.version + suffix + "-archive";
   const auto relative = name + "/" + plan.platform + "/" + top + ".tar.xz";
-  if (auto packed = repack(cached, redist / relative, top, archive.component); !packed)
+  if (auto packed = repack(cached, redist / relative, top, archive.component, progress); !packed)
     return packed.error();
   auto sha = fetch::sha256_file(redist / relative);
   if (!sha) return sha.error();
@@ -163,10 +206,16 @@ Status mirror_from_wheels(const fs::path& dir, const std::vector<InstallPlan>& p
     packed[p].resize(plans[p].archives.size());
     for (size_t a = 0; a < plans[p].archives.size(); ++a) work.emplace_back(p, a);
   }
+  const InterruptGuard interrupt;
   auto done = for_each_in_parallel(
       work.size(), settings.jobs, "repacking the wheels", [&](size_t i, const FirstError&) {
         const auto [p, a] = work[i];
-        auto result = mirror_wheel(redist, plans[p], plans[p].archives[a], store, settings);
+        const auto& archive = plans[p].archives[a];
+        // The display counts the wheel's bytes as they are read for the repack.
+        const auto progress = [&, i](std::uint64_t read) {
+          observer.archive_progress(i, std::min(read, archive.file.size), archive.file.size);
+        };
+        auto result = mirror_wheel(redist, plans[p], archive, store, settings, progress);
         if (!result) return Status(result.error());
         packed[p][a] = std::move(*result);
         observer.archive_done(i);

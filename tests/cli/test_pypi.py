@@ -314,6 +314,8 @@ def mirror_create_from_an_index_serves_ordinary_installs(tmp):
         proc = run(["mirror", "create", str(mirror), "--cuda", "13.0.2", "--components", "minimal",
                     "--cudnn", "9.14", "--source", "pypi", "--index-url", index], env, check_exit=0)
     check("repacked" in proc.stdout, f"says where it came from: {proc.stdout!r}")
+    partial = [p.name for p in mirror.rglob("*.partial-*")]
+    check(not partial, f"each archive written under a temporary name and renamed: {partial}")
     manifest = json.loads((mirror / "cuda" / "redist" / "redistrib_13.0.2.json").read_text())
     check(manifest["cuda_nvcc"]["version"] == "13.0.88" and "cuda_cudart" in manifest
           and "libcublas" not in manifest, f"the minimal components, in NVIDIA's layout: {list(manifest)}")
