@@ -99,14 +99,13 @@ std::vector<fs::path> cudnn_directories(const activate::Applied& applied) {
   return found;
 }
 
-Result<Targets> default_targets(const ScanOptions& options, Context& context) {
+Result<Targets> default_targets(const ScanOptions& options, const activate::Applied& applied,
+                                Context& context) {
   Targets targets;
-  auto applied = activate::environment_here(context.env, paths::working_directory(context.env));
-  if (!applied) return applied.error();
   // A project's toolkit that is not installed is the same error here as in every command; the
   // paths given on the command line are still scanned without it.
-  if (applied->here.missing && options.paths.empty()) return *applied->here.missing;
-  targets.toolkit_home = toolkit_home(applied->here);
+  if (applied.here.missing && options.paths.empty()) return *applied.here.missing;
+  targets.toolkit_home = toolkit_home(applied.here);
   const auto python = options.python.empty()
                           ? scan::python_on_path(context.env.get("PATH").value_or(""))
                           : options.python;
@@ -121,7 +120,7 @@ Result<Targets> default_targets(const ScanOptions& options, Context& context) {
   }
   if (options.paths.empty() && options.python.empty()) {
     if (auto lib = toolkit_library_directory(targets.toolkit_home)) targets.roots.push_back(*lib);
-    for (auto& directory : cudnn_directories(*applied)) targets.roots.push_back(directory);
+    for (auto& directory : cudnn_directories(applied)) targets.roots.push_back(directory);
   }
   return targets;
 }
@@ -341,18 +340,19 @@ void print_triton(const nlohmann::json& triton, Context& context) {
 Status run_scan(const ScanOptions& options, Context& context, Outcome& outcome) {
   auto machine = machine_to_judge(options, context);
   if (!machine) return machine.error();
+  // What applies here, decided once: the default targets come from it; with paths given it only
+  // names the toolkit for Triton's ptxas fix, and a problem with it does not stop the scan.
+  const auto applied =
+      activate::environment_here(context.env, paths::working_directory(context.env));
   Targets targets;
   if (options.paths.empty() || !options.python.empty()) {
-    auto found = default_targets(options, context);
+    if (!applied) return applied.error();
+    auto found = default_targets(options, *applied, context);
     if (!found) return found.error();
     targets = std::move(*found);
   }
   for (const auto& path : options.paths) targets.roots.emplace_back(path);
-  if (targets.toolkit_home.empty()) {  // paths given: the toolkit only names Triton's ptxas fix
-    if (auto applied =
-            activate::environment_here(context.env, paths::working_directory(context.env)))
-      targets.toolkit_home = toolkit_home(applied->here);
-  }
+  if (targets.toolkit_home.empty() && applied) targets.toolkit_home = toolkit_home(applied->here);
   const auto walk = scan::scan_paths(targets.roots);
   if (walk.failure) return *walk.failure;
   if (!options.json) print_header(*machine, targets, walk, context);

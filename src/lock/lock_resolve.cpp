@@ -23,10 +23,27 @@ resolve::Pins pins_of(const project::ProjectFile& project) {
           project::framework_pin(project, "tensorflow"), project::framework_pin(project, "jax")};
 }
 
-resolve::Target machine_for(const std::vector<const project::DeclaredTarget*>& targets) {
+// A target's driver floor: its version, or for a branch ("580") the branch's lowest release the
+// database knows (a toolkit's floor, a family's minor-compatibility floor, a bundled driver).
+std::optional<Version> driver_floor(const manifest::Database& db, const Version& declared) {
+  if (declared.size() > 1) return declared;
+  std::optional<Version> lowest;
+  const auto consider = [&](const std::optional<Version>& known) {
+    if (known && known->major() == declared.major() && (!lowest || *known < *lowest))
+      lowest = known;
+  };
+  for (const auto& release : db.cuda_releases) consider(release.min_driver);
+  for (const auto& family : db.cuda_families) consider(family.minor_compat_floor);
+  for (const auto& arch : db.gpu_archs) consider(arch.min_driver);
+  return lowest;
+}
+
+resolve::Target machine_for(const manifest::Database& db,
+                            const std::vector<const project::DeclaredTarget*>& targets) {
   resolve::Target machine;
   for (const auto* target : targets) {
-    if (!machine.driver || target->driver < *machine.driver) machine.driver = target->driver;
+    const auto floor = driver_floor(db, target->driver).value_or(target->driver);
+    if (!machine.driver || floor < *machine.driver) machine.driver = floor;
     for (const auto& arch : target->archs) {
       if (std::find(machine.gpus.begin(), machine.gpus.end(), arch) == machine.gpus.end())
         machine.gpus.push_back(arch);
@@ -68,13 +85,13 @@ Error no_fit(const std::string& what, const resolve::Resolution& resolution) {
 Error breaking_target(const manifest::Database& db, const std::vector<project::DeclaredTarget>& all,
                       const resolve::Request& request) {
   for (const auto& target : all) {
-    auto alone = resolve::resolve(db, machine_for({&target}), request);
+    auto alone = resolve::resolve(db, machine_for(db, {&target}), request);
     if (!alone.ok()) return no_fit(describe(target), alone);
   }
   std::vector<const project::DeclaredTarget*> so_far;
   for (const auto& target : all) {
     so_far.push_back(&target);
-    auto together = resolve::resolve(db, machine_for(so_far), request);
+    auto together = resolve::resolve(db, machine_for(db, so_far), request);
     if (together.ok()) continue;
     std::vector<std::string> names;
     for (const auto* before : so_far) names.push_back(before->name);
@@ -133,8 +150,9 @@ Status lock_archives(const resolve::Solution& solution, const install::ReleaseSo
 LockedTarget locked_target(const manifest::Database& db, const resolve::Solution& solution,
                            const project::DeclaredTarget& target) {
   LockedTarget out;
-  out.driver = target.driver.str();
-  const auto check = resolve::check_driver(db, *solution.cuda, target.driver);
+  out.driver = target.driver.str();  // as declared: a branch stays "580"
+  const auto check = resolve::check_driver(db, *solution.cuda,
+                                           driver_floor(db, target.driver).value_or(target.driver));
   out.mode = check.mode == resolve::DriverMode::minor_compat ? "minor-compat" : "full";
   std::vector<std::string> digits;
   for (const auto& arch : target.archs) {
@@ -175,7 +193,7 @@ Result<ResolvedLock> resolve_lock(const LockInputs& inputs) {
   const auto& request = pinned->request;
   std::vector<const project::DeclaredTarget*> all;
   for (const auto& target : inputs.targets) all.push_back(&target);
-  const auto resolution = resolve::resolve_without_suggestions(db, machine_for(all), request);
+  const auto resolution = resolve::resolve_without_suggestions(db, machine_for(db, all), request);
   if (!resolution.ok()) return breaking_target(db, inputs.targets, request);
   auto solution = offered_solution(resolution, inputs.source);
   if (!solution) return solution.error();

@@ -23,8 +23,10 @@ bool is_target_name(std::string_view name) {
   });
 }
 
+// clang-format off
 const char* const example_target =
     "[targets.a100] with driver = \"535.104.05\" and arch = [\"8.0\"]";
+// clang-format on
 
 Result<Version> target_driver(const toml::table& table, const std::string& where, std::size_t line,
                               const std::string& path) {
@@ -32,12 +34,21 @@ Result<Version> target_driver(const toml::table& table, const std::string& where
   if (node == nullptr)
     return target_error(path, line, where + " has no driver",
                         "add driver = \"535.104.05\" (the oldest driver on those machines)");
-  const auto value = node->value<std::string>();
+  // A version ("535.104.05"), or a branch ("580", also unquoted): that branch's drivers, which
+  // `lock` reads as the branch's lowest release the database knows.
+  auto value = node->value<std::string>();
+  if (!value) {
+    if (const auto branch = node->value<std::int64_t>(); branch && *branch > 0 && *branch < 10000)
+      value = std::to_string(*branch);
+  }
   const auto driver = value ? Version::parse(*value) : std::nullopt;
-  if (!driver || driver->size() < 2)
+  if (!driver || driver->size() > 3 || driver->major() < 100)
     return target_error(path, node->source().begin.line,
-                        where + ".driver must be a quoted driver version such as \"535.104.05\"",
-                        "write driver = \"535.104.05\" (nvidia-smi prints it)");
+                        where +
+                            ".driver must be a driver version such as \"535.104.05\" or a "
+                            "branch such as \"580\"",
+                        "write driver = \"535.104.05\" (nvidia-smi prints it) or the branch, "
+                        "driver = \"580\"");
   return *driver;
 }
 
@@ -57,8 +68,13 @@ Result<std::vector<Version>> target_archs(const toml::table& table, const std::s
   const auto* node = table.get("arch");
   const auto hint = "write arch = [\"8.0\"] (the compute capabilities of those GPUs)";
   if (node == nullptr) return target_error(path, line, where + " has no arch", hint);
-  const auto* list = node->as_array();
   const auto at = node->source().begin.line;
+  if (node->is_string()) {  // one architecture: arch = "9.0"
+    if (auto arch = arch_value(*node)) return std::vector<Version>{*arch};
+    return target_error(path, at, where + ".arch must be a compute capability such as \"8.0\"",
+                        hint);
+  }
+  const auto* list = node->as_array();
   if (list == nullptr || list->empty())
     return target_error(path, at, where + ".arch must be a list of compute capabilities", hint);
   std::vector<Version> archs;

@@ -177,10 +177,35 @@ def no_set_for_every_target_exits_4_naming_the_target_and_the_change(tmp):
 
 @case
 def a_bad_target_is_named_with_its_line(tmp):
-    project = setup(tmp, 'cuda = "12.4"\n[targets.a100]\ndriver = "535"\narch = ["8.0"]\n')
+    project = setup(tmp, 'cuda = "12.4"\n[targets.a100]\ndriver = "535.x"\narch = ["8.0"]\n')
     with mirror_server(tmp / "mirror") as (url, _):
         proc = cudaenv(["lock"], env_for(tmp, url), project)
-        expect_error(proc, 2, f"{project}/.cudaenv:3: targets.a100.driver must be a quoted driver version")
+        expect_error(proc, 2, f"{project}/.cudaenv:3: targets.a100.driver must be a driver version such as "
+                              '"535.104.05" or a branch such as "580"')
+
+
+@case
+def a_driver_branch_and_a_single_arch_are_what_people_write(tmp):
+    """driver = "580" (or 580) is that branch's lowest release the database knows, 580.65.06 (CUDA
+    13.0's floor): 13.0.0 runs there with full support. Read as the number 580 it would be below
+    every CUDA 13 floor, and no set would fit."""
+    toolkit_release(tmp / "mirror", "13.0.0", "13.0.48")
+    project = tmp / "repo"
+    project.mkdir()
+    (project / ".cudaenv").write_text('cuda = "13.0"\n[targets.h100]\ndriver = "580"\narch = "9.0"\n'
+                                      '[targets.b200]\ndriver = 580\narch = ["10.0"]\n')
+    (tmp / "sysroot").mkdir()
+    with mirror_server(tmp / "mirror") as (url, _):
+        env = env_for(tmp, url)
+        proc = cudaenv(["lock"], env, project)
+        check(proc.returncode == 0, f"lock with a branch and a single arch: {proc.returncode} {proc.stderr!r}")
+        lock = tomllib.loads((project / ".cudaenv.lock").read_text()) if proc.returncode == 0 else {}
+        check(lock.get("toolkit", {}).get("version") == "13.0.0", f"{lock.get('toolkit')}")
+        h100 = lock.get("targets", {}).get("h100", {})
+        check(h100.get("driver") == "580" and h100.get("arch") == ["9.0"] and h100.get("mode") == "full",
+              f"the target as declared, with the branch's driver mode: {h100}")
+        proc = cudaenv(["lock", "--check"], env, project, expect=0)
+        check("is current" in proc.stdout, proc.stdout)
 
 
 @case

@@ -82,6 +82,32 @@ TEST_CASE("a bad target names the file, the line and what to write") {
   CHECK(has(bad_name.error().message, "must be letters, digits"));
 }
 
+TEST_CASE("a target takes a driver branch and a single architecture, as people write them") {
+  const auto with = [](const std::string& driver, const std::string& arch) {
+    return project::parse_targets(
+        "cuda = \"13\"\n[targets.h100]\ndriver = " + driver + "\narch = " + arch + "\n",
+        "/r/.cudaenv");
+  };
+  for (const auto* branch : {"\"580\"", "580"}) {
+    CAPTURE(branch);
+    auto targets = with(branch, "\"9.0\"");
+    REQUIRE(targets.ok());
+    CHECK(targets->front().driver.str() == "580");
+    CHECK(targets->front().archs == std::vector<Version>{*Version::parse("9.0")});
+  }
+  CHECK(with("\"535.104.05\"", "[\"9.0\", \"8.0\"]").ok());
+  for (const auto* bad : {"\"535.x\"", "\"12\"", "\"580.1.2.3\"", "-580", "\"latest\""}) {
+    CAPTURE(bad);
+    auto targets = with(bad, "\"9.0\"");
+    REQUIRE_FALSE(targets.ok());
+    CHECK(has(targets.error().message,
+              "/r/.cudaenv:3: targets.h100.driver must be a driver version"));
+  }
+  auto bad_arch = with("\"580\"", "\"9\"");
+  REQUIRE_FALSE(bad_arch.ok());
+  CHECK(has(bad_arch.error().message, "targets.h100.arch must be a compute capability"));
+}
+
 TEST_CASE("a misspelled key inside a target is named with its target") {
   auto file = project::parse_project_file(
       "cuda = \"12.4\"\n[targets.a100]\ndriver = \"535.104.05\"\narch = [\"8.0\"]\narhc = 1\n",
