@@ -16,16 +16,19 @@ bool is_one_of(const std::string& entry, const std::vector<std::string>& paths) 
   });
 }
 
-// A PATH entry that is another CUDA toolkit's bin/ (its nvcc beside it, version.json or
-// include/cuda_runtime.h above it); never a directory shared with other programs (/usr/bin).
+// A PATH entry that is another CUDA toolkit's bin/: its nvcc beside it, the toolkit's
+// version.json (version.txt before 11.1) above it. Never a directory shared with other programs:
+// /usr/bin, /usr/local/bin, or a conda environment's bin/ (conda-meta/ beside it), which holds
+// its Python too.
 bool other_toolkit_bin(const std::string& entry, const std::string& prefix) {
   const std::filesystem::path bin(text::without_trailing_slashes(entry));
   if (bin.filename() != "bin" || bin.parent_path() == prefix) return false;
   const auto parent = bin.parent_path();
   if (parent == "/" || parent == "/usr" || parent == "/usr/local") return false;
   std::error_code ec;
+  if (std::filesystem::exists(parent / "conda-meta", ec)) return false;
   return has_compiler(parent) && (std::filesystem::exists(parent / "version.json", ec) ||
-                                  std::filesystem::exists(parent / "include/cuda_runtime.h", ec));
+                                  std::filesystem::exists(parent / "version.txt", ec));
 }
 
 }  // namespace

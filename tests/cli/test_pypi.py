@@ -215,7 +215,14 @@ def runtime_only_prefix_presents_no_compiler(tmp, env, prefix):
     (system / "bin" / "nvcc").write_text("#!/bin/sh\necho system nvcc ran\n")
     (system / "bin" / "nvcc").chmod(0o755)
     (system / "version.json").write_text('{"cuda": {"version": "13.0.2"}}\n')
-    env = dict(env, PATH=f"{system / 'bin'}:{env['PATH']}")
+    # A conda environment with its own nvcc holds its Python too: it stays on PATH.
+    conda = tmp / "conda-env"
+    (conda / "conda-meta").mkdir(parents=True)
+    (conda / "bin").mkdir()
+    (conda / "bin" / "nvcc").write_text("#!/bin/sh\necho conda nvcc ran\n")
+    (conda / "bin" / "nvcc").chmod(0o755)
+    (conda / "version.json").write_text('{"cuda": {"version": "12.4.1"}}\n')
+    env = dict(env, PATH=f"{system / 'bin'}:{conda / 'bin'}:{env['PATH']}")
     project = tmp / "project"
     project.mkdir()
     proc = subprocess.run([BINARY, "use", "12.8.1"], cwd=project, env=env, capture_output=True, text=True)
@@ -223,7 +230,8 @@ def runtime_only_prefix_presents_no_compiler(tmp, env, prefix):
           f"use warns that the project gets no compiler: {proc.returncode} {proc.stderr!r}")
     for args in (["exec", "--", "nvcc", "--version"], ["which", "nvcc"]):
         proc = subprocess.run([BINARY, *args], cwd=project, env=env, capture_output=True, text=True)
-        check(proc.returncode != 0 and "system nvcc ran" not in proc.stdout and "runtime-only" in proc.stderr
+        ran_another = "system nvcc ran" in proc.stdout or "conda nvcc ran" in proc.stdout
+        check(proc.returncode != 0 and not ran_another and "runtime-only" in proc.stderr
               and "--source redist" in proc.stderr, f"{args[0]}: refused, the fix named: {proc.returncode} "
               f"{proc.stdout!r} {proc.stderr!r}")
     hooked = json.loads(subprocess.run([BINARY, "env", "--shell", "json"], cwd=project, env=env,
@@ -232,6 +240,7 @@ def runtime_only_prefix_presents_no_compiler(tmp, env, prefix):
     path = hooked.get("PATH", "").split(":")
     check(path[0] == str(prefix / "bin") and str(system / "bin") not in path,
           f"the hook leaves no other CUDA's bin/ on PATH: {path}")
+    check(str(conda / "bin") in path, f"a conda environment's bin/ stays: {path}")
     ran = subprocess.run(["sh", "-c", "command -v nvcc || echo none"], env=dict(env, PATH=hooked["PATH"]),
                          capture_output=True, text=True)
     check("system-cuda" not in ran.stdout, f"nvcc on the hooked PATH: {ran.stdout!r}")
