@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "activate/activation.hpp"
+#include "activate/toolkit_env.hpp"
 #include "cli/commands.hpp"
 #include "cli/terminal.hpp"
 #include "core/paths.hpp"
@@ -33,9 +34,8 @@ using json = nlohmann::ordered_json;
 // A toolkit prefix installed from a package index without nvcc: NVIDIA's CUDA 11/12 wheels
 // carry none.
 bool runtime_only(const install::Installed& item) {
-  std::error_code ec;
   return item.receipt && item.receipt->product == "cuda" && item.receipt->source == "pypi" &&
-         !std::filesystem::exists(item.path / "bin" / "nvcc", ec);
+         !activate::has_compiler(item.path);
 }
 
 // Where an install came from: "redist" or "pypi"; receipts older than the field are redist's.

@@ -76,17 +76,24 @@ Needs needs_of(const Store& store) {
   return needs;
 }
 
+// A "<entry>.lock" beside what it guards (a download, an unpacked tree): in use while held,
+// needed while its entry exists.
+CacheEntry guarding_lock(const fs::path& path) {
+  const auto name = path.filename().string();
+  const auto guarded = path.parent_path() / name.substr(0, name.size() - lock_suffix.size());
+  std::error_code ec;
+  const auto need = InstallLock::is_held(path)                    ? CacheNeed::in_use
+                    : fs::exists(fs::symlink_status(guarded, ec)) ? CacheNeed::needed
+                                                                  : CacheNeed::unneeded;
+  return {CacheKind::lock, path, 0, need};
+}
+
 void survey_downloads(const Store& store, const Needs& needs, CacheSurvey& survey) {
   for (const auto& path : children(store.downloads())) {
     const auto name = path.filename().string();
     if (text::starts_with(name, ".")) continue;  // a lock's owner file (install/lock_owner.hpp)
-    std::error_code ec;
     if (name.ends_with(lock_suffix)) {
-      const auto archive = path.parent_path() / name.substr(0, name.size() - lock_suffix.size());
-      const auto need = InstallLock::is_held(path)                    ? CacheNeed::in_use
-                        : fs::exists(fs::symlink_status(archive, ec)) ? CacheNeed::needed
-                                                                      : CacheNeed::unneeded;
-      survey.entries.push_back({CacheKind::lock, path, 0, need});
+      survey.entries.push_back(guarding_lock(path));
       continue;
     }
     auto need = needs.unknown_because || needs.archives.contains(name) ? CacheNeed::needed
@@ -161,13 +168,8 @@ void survey_unpacked(const Store& store, const Needs& needs, CacheSurvey& survey
       continue;
     }
     if (text::starts_with(name, ".")) continue;  // a lock's owner file
-    std::error_code ec;
     if (name.ends_with(lock_suffix)) {
-      const auto tree = path.parent_path() / name.substr(0, name.size() - lock_suffix.size());
-      const auto need = InstallLock::is_held(path)                 ? CacheNeed::in_use
-                        : fs::exists(fs::symlink_status(tree, ec)) ? CacheNeed::needed
-                                                                   : CacheNeed::unneeded;
-      survey.entries.push_back({CacheKind::lock, path, 0, need});
+      survey.entries.push_back(guarding_lock(path));
       continue;
     }
     const auto bytes = unpacked_bytes(path);

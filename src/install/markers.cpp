@@ -80,25 +80,20 @@ class Evaluator {
     return peek().kind == Token::word && peek().text == word;
   }
 
-  // Both sides are always read, so a malformed right side is refused even after a true left.
-  std::optional<bool> any_of(int depth) {
-    auto value = all_of(depth);
-    while (value && next_is_word("or")) {
-      next();
-      const auto right = all_of(depth);
-      if (!right) return std::nullopt;
-      value = *value || *right;
-    }
-    return value;
-  }
+  // `operand (WORD operand)*`: "or" over "and" chains, "and" over atoms. Both sides are always
+  // read, so a malformed right side is refused even after a deciding left.
+  std::optional<bool> any_of(int depth) { return chain(depth, "or"); }
+  std::optional<bool> all_of(int depth) { return chain(depth, "and"); }
 
-  std::optional<bool> all_of(int depth) {
-    auto value = atom(depth);
-    while (value && next_is_word("and")) {
+  std::optional<bool> chain(int depth, const std::string& word) {
+    const bool is_or = word == "or";
+    const auto operand = [&] { return is_or ? all_of(depth) : atom(depth); };
+    auto value = operand();
+    while (value && next_is_word(word.c_str())) {
       next();
-      const auto right = atom(depth);
+      const auto right = operand();
       if (!right) return std::nullopt;
-      value = *value && *right;
+      value = is_or ? (*value || *right) : (*value && *right);
     }
     return value;
   }

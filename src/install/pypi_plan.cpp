@@ -275,10 +275,7 @@ Result<InstallPlan> plan_pypi_cudnn(const std::string& spec_text, int cuda_major
   auto version = newest_matching(*files, project, *spec, platform, source.index);
   if (!version) return version.error();
   // The store names cuDNN by three components, as NVIDIA's redist releases are (9.13.0).
-  const auto release =
-      Version::parse(std::to_string(version->major()) + "." + std::to_string(version->minor()) +
-                     "." + std::to_string(version->patch()))
-          .value();
+  const auto release = three_components(*version);
   const auto variant = "cuda" + std::to_string(cuda_major);
   auto archive = archive_for({project, version->str(), ""}, source, platform, false);
   if (!archive) return archive.error();
