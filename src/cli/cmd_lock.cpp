@@ -42,8 +42,10 @@ Result<std::vector<project::DeclaredTarget>> targets_for(const LockProject& proj
                       text::printable(project.file.string(), text::message_limit) +
                           " declares no [targets] and this machine has no NVIDIA GPU to lock for",
                       declare_hint);
-  project::DeclaredTarget here{"this-machine", *driver, probe::distinct_architectures(reading.gpus),
-                               0};
+  project::DeclaredTarget here;
+  here.name = "this-machine";
+  here.driver = *driver;
+  here.archs = probe::distinct_architectures(reading.gpus);
   std::sort(here.archs.begin(), here.archs.end());
   return std::vector<project::DeclaredTarget>{here};
 }
@@ -127,6 +129,17 @@ Status check_lock(const LockProject& project, const DownloadSetup& setup, Contex
 
 }  // namespace
 
+Status name_target_gpus(std::vector<project::DeclaredTarget>& targets,
+                        const std::filesystem::path& file, Context& context) {
+  const bool names_gpus = std::any_of(targets.begin(), targets.end(),
+                                      [](const auto& target) { return !target.gpus.empty(); });
+  if (!names_gpus) return Ok{};
+  auto database = manifest::load_selected_database(paths::data_root(context.env));
+  if (!database) return database.error();
+  return project::name_gpu_archs(targets, database->db.gpu_model_archs(),
+                                 text::printable(file.string(), text::message_limit));
+}
+
 Result<LockProject> find_lock_project(Context& context) {
   const auto here = paths::working_directory(context.env);
   const auto file = project::find_project_file(here);
@@ -140,6 +153,7 @@ Result<LockProject> find_lock_project(Context& context) {
   for (const auto& warning : pins->warnings)
     context.err << "cudaenv: warning: " << text::printable(warning.message, text::message_limit)
                 << '\n';
+  if (auto named = name_target_gpus(pins->targets, *file, context); !named) return named.error();
   return LockProject{*file, std::move(*pins)};
 }
 
@@ -201,7 +215,11 @@ std::vector<project::DeclaredTarget> recorded_targets(const lock::LockFile& stor
   for (const auto& [name, target] : stored.targets) {
     const auto driver = Version::parse(target.driver);
     if (!driver) return {};
-    project::DeclaredTarget declared{name, *driver, {}, 0};
+    project::DeclaredTarget declared;
+    declared.name = name;
+    declared.driver = *driver;
+    declared.gpus = target.gpus;
+    declared.gpus_named = true;  // the lock's archs are those of its GPUs
     for (const auto& arch : target.archs) {
       if (auto version = Version::parse(arch)) declared.archs.push_back(*version);
     }

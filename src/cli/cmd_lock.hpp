@@ -43,6 +43,11 @@ struct LockProject {
 };
 Result<LockProject> find_lock_project(Context& context);
 
+// The architectures of the GPU models `targets` name (`gpu = "H100"`), from the database; a name it
+// does not know is a usage error naming `file`'s line and the nearest known names.
+Status name_target_gpus(std::vector<project::DeclaredTarget>& targets,
+                        const std::filesystem::path& file, Context& context);
+
 // Why `stored` is stale (docs/lockfile.md), one line each, stale receipts included: .cudaenv asks
 // otherwise or the database changed (then against a fresh resolution), or what it names changed
 // or vanished on the mirror (the locked set re-read). A mirror that gained releases is no reason.

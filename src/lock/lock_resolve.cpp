@@ -55,7 +55,8 @@ resolve::Target machine_for(const manifest::Database& db,
 std::string describe(const project::DeclaredTarget& target) {
   std::vector<std::string> archs;
   for (const auto& arch : target.archs) archs.push_back(arch.str());
-  return "target \"" + target.name + "\" (driver " + target.driver.str() + ", arch " +
+  const auto gpus = target.gpus.empty() ? std::string() : text::join(target.gpus, ", ") + ": ";
+  return "target \"" + target.name + "\" (driver " + target.driver.str() + ", " + gpus + "arch " +
          text::join(archs, ", ") + ")";
 }
 
@@ -151,6 +152,7 @@ LockedTarget locked_target(const manifest::Database& db, const resolve::Solution
                            const project::DeclaredTarget& target) {
   LockedTarget out;
   out.driver = target.driver.str();  // as declared: a branch stays "580"
+  out.gpus = target.gpus;
   const auto check = resolve::check_driver(db, *solution.cuda,
                                            driver_floor(db, target.driver).value_or(target.driver));
   out.mode = check.mode == resolve::DriverMode::minor_compat ? "minor-compat" : "full";

@@ -155,6 +155,7 @@ const std::vector<KeySpec>& project_file_keys() {
       {"", "targets", ValueType::named_tables},
       {"targets.*", "driver", ValueType::string},
       {"targets.*", "arch", ValueType::string_list},
+      {"targets.*", "gpu", ValueType::string_list},
   };
   return keys;
 }
