@@ -10,6 +10,7 @@ not); a wheel whose bytes are not the locked ones is refused by the installer (e
 matching install starts no installer."""
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -153,6 +154,13 @@ def sync_installs_with_uv_when_it_is_on_path_into_the_venv_the_project_names(tmp
               proc.stderr)
         check(f"imports in {venv}: CUDA 12.4, cuDNN 9.1.0, as locked" in proc.stdout, proc.stdout)
         check(torch_in(venv) == LOCKED and "exit" in torch_in(elsewhere), f"{torch_in(venv)} / {torch_in(elsewhere)}")
+        # uv refuses other bytes under the locked name too: a fresh environment, a replaced wheel.
+        shutil.rmtree(venv)
+        make_venv(venv, pip=False)
+        torch_wheel(tmp / "wheels", LOCKED, cuda="11.8")
+        proc = sync(tmp, env, "--frozen")
+        expect_error(proc, 6, f"torch {LOCKED}: uv refused {WHEEL}", "its sha256 is not the one .cudaenv.lock pins")
+        check("exit" in torch_in(venv), "nothing installed: " + torch_in(venv))
 
 
 @case
