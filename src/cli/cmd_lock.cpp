@@ -63,6 +63,8 @@ Result<lock::ResolvedLock> resolved_lock(const LockProject& project, const Downl
   return resolved;
 }
 
+}  // namespace
+
 // Where framework wheels are looked up: PyPI's through the index install --source pypi uses;
 // the per-build indexes (PyTorch's) through CUDAENV_FRAMEWORK_INDEX, else the config's
 // framework_index, else their own servers.
@@ -80,12 +82,16 @@ lock::FrameworkIndexes framework_indexes(const DownloadSetup& setup, const Conte
   return indexes;
 }
 
+namespace {
+
 Result<lock::LockFile> fresh_lock(const LockProject& project, const DownloadSetup& setup,
                                   Context& context) {
   auto database = manifest::load_selected_database(paths::data_root(context.env));
   if (!database) return database.error();
   auto resolved = resolved_lock(project, setup, *database, context);
   if (!resolved) return resolved.error();
+  for (const auto& note : resolved->notes)
+    context.err << "cudaenv: note: " << text::printable(note, text::message_limit) << '\n';
   auto frameworks = lock::lock_frameworks(resolved->frameworks, framework_indexes(setup, context));
   if (!frameworks) return frameworks.error();
   resolved->lock.frameworks = std::move(*frameworks);

@@ -148,6 +148,7 @@ const std::vector<KeySpec>& project_file_keys() {
       {"", "cuda", ValueType::version_spec},
       {"", "cudnn", ValueType::version_spec},
       {"", "host_compiler", ValueType::string},
+      {"", "venv", ValueType::string},
       {"", "frameworks", ValueType::table},
       {"frameworks", "torch", ValueType::version_spec},
       {"frameworks", "tensorflow", ValueType::version_spec},
