@@ -305,6 +305,8 @@ Resolution resolve_without_suggestions(const manifest::Database& db, const Targe
 Resolution resolve(const manifest::Database& db, const Target& target, const Request& request) {
   auto resolution = resolve_without_suggestions(db, target, request);
   if (resolution.ok()) return resolution;
+  if (auto blocker = framework_blocker(db, target, request))
+    resolution.rejected.insert(resolution.rejected.begin(), std::move(*blocker));
   resolution.suggestions = suggest(db, target, request);
   if (request.cuda && !resolution.unchecked_skipped.empty()) {
     resolution.suggestions.push_back("--include-unchecked also considers CUDA " +

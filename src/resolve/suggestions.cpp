@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "core/text.hpp"
+#include "resolve/rules.hpp"
+
 namespace cudaenv::resolve {
 
 namespace {
@@ -78,6 +81,28 @@ const Solution& nearest_toolkit(const std::vector<Solution>& solutions, const Ve
   return *nearest;
 }
 
+// The set whose framework version is nearest the pinned one ("--torch 2.6" on an sm_120 GPU ->
+// 2.7, not the newest release): the smallest change to the pin. Of two as near, the newer.
+const Solution& nearest_framework(const std::vector<Solution>& solutions, const std::string& name,
+                                  const VersionSpec& pin) {
+  const auto pinned = Version::parse(pin.str());
+  if (!pinned) return solutions.front();
+  const auto distance = [&](const Solution& s) -> std::optional<int> {
+    for (const auto& framework : s.frameworks) {
+      if (framework.name != name) continue;
+      const auto& v = framework.rank;
+      return std::abs(v.major() - pinned->major()) * 1000 + std::abs(v.minor() - pinned->minor());
+    }
+    return std::nullopt;
+  };
+  const Solution* nearest = &solutions.front();
+  for (const auto& solution : solutions) {
+    const auto d = distance(solution), best = distance(*nearest);
+    if (d && (!best || *d < *best)) nearest = &solution;
+  }
+  return *nearest;
+}
+
 template <typename Field>
 std::optional<std::string> relax(const manifest::Database& db, const Target& target,
                                  const Request& original, Field field, const std::string& flag) {
@@ -89,8 +114,10 @@ std::optional<std::string> relax(const manifest::Database& db, const Target& tar
       is_framework ? VersionSpec::parse("latest").value() : std::optional<VersionSpec>{};
   const auto solutions = solve(db, target, request);
   if (solutions.empty()) return std::nullopt;
-  const auto& best =
-      flag == "--cuda" ? nearest_toolkit(solutions, *(original.*field)) : solutions.front();
+  const auto& best = flag == "--cuda" ? nearest_toolkit(solutions, *(original.*field))
+                     : is_framework
+                         ? nearest_framework(solutions, flag.substr(2), *(original.*field))
+                         : solutions.front();
   if (flag == "--cuda")
     return "--cuda " + best.cuda->version.major_minor().str() + " would fit (CUDA " +
            best.cuda->version.str() + ")";
@@ -112,9 +139,38 @@ std::optional<std::string> relax(const manifest::Database& db, const Target& tar
 
 }  // namespace
 
+std::optional<Rejection> framework_blocker(const manifest::Database& db, const Target& target,
+                                           const Request& request) {
+  if (!request.torch) return std::nullopt;
+  for (const auto& gpu : target.gpus) {
+    std::vector<std::string> tags;
+    bool carried = false;
+    for (const auto& release : db.pytorch) {
+      if (!request.torch->matches(release.version) &&
+          !request.torch->matches_series(release.version))
+        continue;
+      for (const auto& variant : release.variants) {
+        // A build whose architectures are not known might carry it: no claim is made.
+        if (pytorch_coverage(variant, gpu) != Coverage::none) carried = true;
+        if (std::find(tags.begin(), tags.end(), variant.tag) == tags.end())
+          tags.push_back(variant.tag);
+      }
+    }
+    if (tags.empty() || carried) continue;
+    return Rejection{"torch " + request.torch->str(),
+                     "no build carries " + sm_name(gpu) + " code (its builds: " +
+                         text::join(tags, ", ") + "), whatever the driver and toolkit"};
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> suggest(const manifest::Database& db, const Target& target,
                                  const Request& request) {
   std::vector<std::string> out;
+  // When the framework itself is the blocker, its nearest fitting version is the fix to say first.
+  if (framework_blocker(db, target, request)) {
+    if (auto text = relax(db, target, request, &Request::torch, "--torch")) out.push_back(*text);
+  }
   if (auto text = driver_suggestion(db, target, request)) out.push_back(*text);
   for (auto& text : arch_suggestions(db, target, request)) out.push_back(std::move(text));
   const std::pair<std::optional<VersionSpec> Request::*, const char*> relaxable[] = {
@@ -124,7 +180,8 @@ std::vector<std::string> suggest(const manifest::Database& db, const Target& tar
       {&Request::jax, "--jax"},
       {&Request::cudnn, "--cudnn"}};
   for (const auto& [field, flag] : relaxable) {
-    if (auto text = relax(db, target, request, field, flag)) out.push_back(*text);
+    auto text = relax(db, target, request, field, flag);
+    if (text && std::find(out.begin(), out.end(), *text) == out.end()) out.push_back(*text);
   }
   if (out.empty()) {
     out.emplace_back(

@@ -53,6 +53,24 @@ def unknown_version_exits_3(tmp):
 
 
 @case
+def a_framework_without_code_for_the_gpu_is_named_first_with_its_nearest_fix(tmp):
+    # torch 2.6's builds stop at cu126, none with sm_120 code: that is the blocker on any driver.
+    for driver in ([], ["--driver", "575.51.03"]):
+        out = resolve_json(tmp, "--arch", "12.0", "--torch", "2.6", *driver, expect=4)
+        first = out["rejected"][0]
+        check(first["candidate"] == "torch 2.6" and "no build carries sm_120 code" in first["reason"]
+              and "cu126" in first["reason"], f"the blocker first ({driver}): {first}")
+        check(out["suggestions"][0].startswith("--torch 2.7 would fit"),
+              f"the nearest torch that carries sm_120, first ({driver}): {out['suggestions']}")
+    proc = resolve(tmp, "--arch", "12.0", "--torch", "2.6", expect=4)
+    rejected = [line for line in proc.stdout.splitlines() if line.startswith("Rejected")]
+    check(rejected and "torch 2.6: no build carries sm_120" in rejected[0], f"text output: {proc.stdout}")
+    # A version that carries the GPU is no blocker: the rejections stay the toolkits' own.
+    out = resolve_json(tmp, "--arch", "12.0", "--torch", "2.7", "--driver", "535.104.05", expect=4)
+    check(all(r["candidate"] != "torch 2.7" for r in out["rejected"]), f"no framework blocker: {out['rejected'][:2]}")
+
+
+@case
 def malformed_flags_exit_2_naming_the_flag(tmp):
     for args, flag in ((["--cuda", "twelve"], "--cuda"), (["--arch", "banana"], "--arch"),
                        (["--driver", "new"], "--driver")):

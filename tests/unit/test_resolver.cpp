@@ -172,7 +172,9 @@ const Case framework_cases[] = {
    .torch = "2.4", .tensorflow = "2.14", .ok = false, .expect_rejection = "no cuDNN release satisfies"},  {.name = "jax cuda12 with driver 535 gets full-support CUDA 12.2 and cuDNN >= 9.8", .source = "JAX installation: cuda12 needs CUDA >= 12.1, cuDNN >= 9.8",
    .driver = "535.104.05", .gpus = {"8.0"}, .jax = "12", .expect_cuda = "12.2.2", .expect_mode = "full"},  {.name = "jax cuda13 needs sm_75 or newer", .source = "JAX: CUDA 13 plugin needs SM 7.5+",
    .gpus = {"7.0"}, .jax = "13", .ok = false, .expect_suggestion = "--jax 12 would fit", .expect_rejection = "sm_70 (Volta) needs CUDA <= 12.9"},  {.name = "jax cuda13 needs driver branch 580", .source = "JAX: cuda13 min driver 580",
-   .driver = "575.57.08", .jax = "13", .ok = false, .expect_suggestion = "upgrade the NVIDIA driver"},};
+   .driver = "575.57.08", .jax = "13", .ok = false, .expect_suggestion = "upgrade the NVIDIA driver"},
+  {.name = "torch 2.6 has no sm_120 build: the blocker first, the nearest torch as the fix", .source = "PT_REL 2.6: cu118/cu124/cu126, sm_120 first in 2.7 cu128",
+   .driver = "575.51.03", .gpus = {"12.0"}, .torch = "2.6", .ok = false, .expect_suggestion = "--torch 2.7 would fit", .expect_rejection = "no build carries sm_120 code"},};
 
 const Case misc_cases[] = {
   {.name = "gcc 13 is too new for CUDA 12.2", .source = "NIX_NVCC/SPACK: 12.2 gcc <= 12",
