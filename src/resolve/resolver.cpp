@@ -308,7 +308,11 @@ Resolution resolve(const manifest::Database& db, const Target& target, const Req
   if (auto blocker = framework_blocker(db, target, request))
     resolution.rejected.insert(resolution.rejected.begin(), std::move(*blocker));
   resolution.suggestions = suggest(db, target, request);
-  if (request.cuda && !resolution.unchecked_skipped.empty()) {
+  // Said only when it could work: with the unchecked releases in, some set fits.
+  auto with_unchecked = request;
+  with_unchecked.include_unchecked = true;
+  if (request.cuda && !resolution.unchecked_skipped.empty() &&
+      resolve_without_suggestions(db, target, with_unchecked).ok()) {
     resolution.suggestions.push_back("--include-unchecked also considers CUDA " +
                                      resolution.unchecked_skipped.front() +
                                      ", whose driver floor is not known");

@@ -73,7 +73,7 @@ const Solution& nearest_toolkit(const std::vector<Solution>& solutions, const Ve
   if (!pinned) return solutions.front();
   const auto distance = [&](const Solution& s) {
     const auto& v = s.cuda->version;
-    return std::abs(v.major() - pinned->major()) * 1000 + std::abs(v.minor() - pinned->minor());
+    return std::abs((v.major() - pinned->major()) * 1000 + (v.minor() - pinned->minor()));
   };
   const Solution* nearest = &solutions.front();
   for (const auto& solution : solutions)
@@ -91,7 +91,7 @@ const Solution& nearest_framework(const std::vector<Solution>& solutions, const 
     for (const auto& framework : s.frameworks) {
       if (framework.name != name) continue;
       const auto& v = framework.rank;
-      return std::abs(v.major() - pinned->major()) * 1000 + std::abs(v.minor() - pinned->minor());
+      return std::abs((v.major() - pinned->major()) * 1000 + (v.minor() - pinned->minor()));
     }
     return std::nullopt;
   };

@@ -118,6 +118,12 @@ def asking_for_an_unchecked_release_explains_and_suggests_the_flag(tmp):
     with_flag = resolve_json(tmp, "--cuda", "13.4", "--include-unchecked", "--gcc", "16.1")
     check(with_flag["cuda"]["version"] == "13.4.3", f"{with_flag['cuda']}")
     check(not any("gcc" in w for w in with_flag["warnings"]), f"13.4 takes gcc 16: {with_flag['warnings']}")
+    # Where the unchecked releases could not fit either (CUDA 13 dropped sm_70), the flag is not offered.
+    hopeless = resolve_json(tmp, "--cuda", "13.4", "--arch", "7.0", expect=4)
+    check(not any("--include-unchecked" in s for s in hopeless["suggestions"]),
+          f"--include-unchecked only when it could work: {hopeless['suggestions']}")
+    check(any(s.startswith("--cuda 12.9 would fit") for s in hopeless["suggestions"]),
+          f"the nearest release below 13.4 is 12.9: {hopeless['suggestions']}")
 
 
 @case
