@@ -59,6 +59,8 @@ Result<resolve::Request> build_request(const ResolveOptions& options) {
 }
 
 void detect(TargetReport& report, Context& context) {
+  // Jetson boards carry this file (L4T); their driver is JetPack's, out of the database's scope.
+  report.target.tegra_machine = context.sysroot.exists("/etc/nv_tegra_release");
   auto driver = probe::probe_driver(context.sysroot, context.loader);
   if (driver.driver) {
     report.target.driver = Version::parse(driver.driver->version);

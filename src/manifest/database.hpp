@@ -50,6 +50,9 @@ struct GpuArch {
   std::optional<Version> min_driver;  // the oldest driver that knows this GPU, where published
   std::string examples;
   Provenance provenance;
+  // Only Jetson (Tegra) boards have it: their driver and CUDA come with JetPack (L4T), not from
+  // the desktop and datacenter driver branches the database models.
+  bool tegra = false;
 };
 
 // A GPU model a `.cudaenv` target may name (`gpu = "H100"`): the compute capability it has.

@@ -33,6 +33,14 @@ class FieldReader {
     return {};
   }
 
+  bool boolean(const toml::table& table, const char* key) {
+    if (const auto* node = table.get(key)) {
+      if (auto value = node->value<bool>()) return *value;
+      fail(table, key, "must be true or false");
+    }
+    return false;
+  }
+
   // A string that forms a path, a shell word, a URL or a modulefile string somewhere: it must pass
   // its grammar (core/untrusted.hpp) here, at the reader, or the whole database is refused.
   std::string checked(const toml::table& table, const char* key, Field grammar,
@@ -203,10 +211,11 @@ void read_cuda(const toml::table& root, FieldReader& r, Database& db) {
         {r.integer(t, "major"), r.required_version(t, "minor_compat_floor"), r.provenance(t)});
   });
   for_each_table(root, "arch", [&](const toml::table& t) {
-    db.gpu_archs.push_back(
-        {r.required_version(t, "compute_capability"), r.checked(t, "sm", Field::gpu_arch),
-         r.text(t, "name"), r.required_version(t, "first_cuda"), r.version(t, "last_cuda", false),
-         r.version(t, "min_driver", false), r.text(t, "examples", false), r.provenance(t)});
+    db.gpu_archs.push_back({r.required_version(t, "compute_capability"),
+                            r.checked(t, "sm", Field::gpu_arch), r.text(t, "name"),
+                            r.required_version(t, "first_cuda"), r.version(t, "last_cuda", false),
+                            r.version(t, "min_driver", false), r.text(t, "examples", false),
+                            r.provenance(t), r.boolean(t, "tegra")});
   });
   for_each_table(root, "gpu", [&](const toml::table& t) {
     db.gpu_models.push_back({r.checked(t, "name", Field::gpu_model),

@@ -5,6 +5,7 @@
 #include "core/reversed.hpp"
 #include "resolve/builds.hpp"
 #include "resolve/confidence.hpp"
+#include "resolve/rules.hpp"
 #include "resolve/suggestions.hpp"
 
 namespace cudaenv::resolve {
@@ -297,14 +298,45 @@ class Solver {
 
 }  // namespace
 
+// A Jetson (Tegra) GPU takes its driver and CUDA from JetPack (L4T): no desktop or datacenter
+// driver branch, and no toolkit from the database, is an answer for it. Said once, as the blocker.
+std::optional<Rejection> tegra_blocker(const manifest::Database& db, const Target& target) {
+  for (const auto& gpu : target.gpus) {
+    const auto* arch = db.arch(gpu);
+    if (arch == nullptr || !arch->tegra) continue;
+    return Rejection{
+        sm_name(gpu) + " (" + (arch->examples.empty() ? "Jetson" : arch->examples) + ")",
+        "a Jetson (Tegra) GPU: its driver and CUDA come with NVIDIA JetPack (L4T), which cudaenv "
+        "does not model; no desktop or datacenter driver or toolkit applies"};
+  }
+  if (target.tegra_machine) {
+    return Rejection{"this machine",
+                     "a Jetson (Tegra) board (/etc/nv_tegra_release): its driver and CUDA come "
+                     "with NVIDIA JetPack (L4T), which cudaenv does not model"};
+  }
+  return std::nullopt;
+}
+
 Resolution resolve_without_suggestions(const manifest::Database& db, const Target& target,
                                        const Request& request) {
+  if (auto tegra = tegra_blocker(db, target)) {
+    Resolution out;
+    out.rejected.push_back(std::move(*tegra));
+    return out;
+  }
   return Solver(db, target, request).run();
 }
 
 Resolution resolve(const manifest::Database& db, const Target& target, const Request& request) {
   auto resolution = resolve_without_suggestions(db, target, request);
   if (resolution.ok()) return resolution;
+  if (tegra_blocker(db, target)) {
+    resolution.suggestions.emplace_back(
+        "use the CUDA your JetPack release ships (NVIDIA's JetPack archive lists it); never "
+        "install "
+        "a desktop nvidia-driver package on a Jetson");
+    return resolution;
+  }
   if (auto blocker = framework_blocker(db, target, request))
     resolution.rejected.insert(resolution.rejected.begin(), std::move(*blocker));
   resolution.suggestions = suggest(db, target, request);

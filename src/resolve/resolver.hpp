@@ -17,6 +17,7 @@ struct Target {
   std::optional<Version> driver;  // nullopt: no driver known, no driver constraint
   std::vector<Version> gpus;      // compute capabilities; empty: no GPU constraint
   std::optional<Version> gcc;     // host gcc; only ever a warning
+  bool tegra_machine = false;     // a Jetson board (/etc/nv_tegra_release): out of scope
 };
 
 struct Request {

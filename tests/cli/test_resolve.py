@@ -71,6 +71,28 @@ def a_framework_without_code_for_the_gpu_is_named_first_with_its_nearest_fix(tmp
 
 
 @case
+def a_jetson_is_out_of_scope_and_gets_no_desktop_driver_advice(tmp):
+    from harness import fixture_machine
+    for arch, product in (("5.3", "Jetson Nano"), ("8.7", "Jetson Orin"), ("11.0", "Jetson Thor")):
+        out = resolve_json(tmp, "--arch", arch, "--driver", "450.51.06", expect=4)
+        check(len(out["rejected"]) == 1 and product in out["rejected"][0]["candidate"]
+              and "JetPack" in out["rejected"][0]["reason"], f"sm {arch}: one blocker naming JetPack: {out['rejected']}")
+        check(not any("nvidia-driver" in s and "never" not in s for s in out["suggestions"])
+              and not any("upgrade the NVIDIA driver" in s for s in out["suggestions"]),
+              f"sm {arch}: no desktop driver package suggested: {out['suggestions']}")
+    # A board recognised by its L4T release file, whatever GPU was asked about.
+    machine = fixture_machine("ci-no-driver", tmp / "machines")
+    (machine / "etc").mkdir(exist_ok=True)
+    (machine / "etc" / "nv_tegra_release").write_text("# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic\n")
+    proc = run(["resolve", "--json"], clean_env(tmp, CUDAENV_SYSROOT=machine), check_exit=4)
+    out = json.loads(proc.stdout)
+    check(out["rejected"][0]["candidate"] == "this machine" and "nv_tegra_release" in out["rejected"][0]["reason"],
+          f"a Jetson board is named as such: {out['rejected']}")
+    # A datacenter GPU is not caught by it.
+    check(resolve_json(tmp, "--arch", "9.0", "--driver", "580.65.06")["ok"], "an H100 still resolves")
+
+
+@case
 def malformed_flags_exit_2_naming_the_flag(tmp):
     for args, flag in ((["--cuda", "twelve"], "--cuda"), (["--arch", "banana"], "--arch"),
                        (["--driver", "new"], "--driver")):
