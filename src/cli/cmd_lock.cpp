@@ -42,8 +42,10 @@ Result<std::vector<project::DeclaredTarget>> targets_for(const LockProject& proj
                       text::printable(project.file.string(), text::message_limit) +
                           " declares no [targets] and this machine has no NVIDIA GPU to lock for",
                       declare_hint);
-  project::DeclaredTarget here{"this-machine", *driver, probe::distinct_architectures(reading.gpus),
-                               0};
+  project::DeclaredTarget here;
+  here.name = "this-machine";
+  here.driver = *driver;
+  here.archs = probe::distinct_architectures(reading.gpus);
   std::sort(here.archs.begin(), here.archs.end());
   return std::vector<project::DeclaredTarget>{here};
 }
@@ -60,6 +62,8 @@ Result<lock::ResolvedLock> resolved_lock(const LockProject& project, const Downl
   if (!resolved) return setup.explain(resolved.error());
   return resolved;
 }
+
+}  // namespace
 
 // Where framework wheels are looked up: PyPI's through the index install --source pypi uses;
 // the per-build indexes (PyTorch's) through CUDAENV_FRAMEWORK_INDEX, else the config's
@@ -78,12 +82,16 @@ lock::FrameworkIndexes framework_indexes(const DownloadSetup& setup, const Conte
   return indexes;
 }
 
+namespace {
+
 Result<lock::LockFile> fresh_lock(const LockProject& project, const DownloadSetup& setup,
                                   Context& context) {
   auto database = manifest::load_selected_database(paths::data_root(context.env));
   if (!database) return database.error();
   auto resolved = resolved_lock(project, setup, *database, context);
   if (!resolved) return resolved.error();
+  for (const auto& note : resolved->notes)
+    context.err << "cudaenv: note: " << text::printable(note, text::message_limit) << '\n';
   auto frameworks = lock::lock_frameworks(resolved->frameworks, framework_indexes(setup, context));
   if (!frameworks) return frameworks.error();
   resolved->lock.frameworks = std::move(*frameworks);
@@ -127,6 +135,17 @@ Status check_lock(const LockProject& project, const DownloadSetup& setup, Contex
 
 }  // namespace
 
+Status name_target_gpus(std::vector<project::DeclaredTarget>& targets,
+                        const std::filesystem::path& file, Context& context) {
+  const bool names_gpus = std::any_of(targets.begin(), targets.end(),
+                                      [](const auto& target) { return !target.gpus.empty(); });
+  if (!names_gpus) return Ok{};
+  auto database = manifest::load_selected_database(paths::data_root(context.env));
+  if (!database) return database.error();
+  return project::name_gpu_archs(targets, database->db.gpu_model_archs(),
+                                 text::printable(file.string(), text::message_limit));
+}
+
 Result<LockProject> find_lock_project(Context& context) {
   const auto here = paths::working_directory(context.env);
   const auto file = project::find_project_file(here);
@@ -140,6 +159,7 @@ Result<LockProject> find_lock_project(Context& context) {
   for (const auto& warning : pins->warnings)
     context.err << "cudaenv: warning: " << text::printable(warning.message, text::message_limit)
                 << '\n';
+  if (auto named = name_target_gpus(pins->targets, *file, context); !named) return named.error();
   return LockProject{*file, std::move(*pins)};
 }
 
@@ -201,7 +221,11 @@ std::vector<project::DeclaredTarget> recorded_targets(const lock::LockFile& stor
   for (const auto& [name, target] : stored.targets) {
     const auto driver = Version::parse(target.driver);
     if (!driver) return {};
-    project::DeclaredTarget declared{name, *driver, {}, 0};
+    project::DeclaredTarget declared;
+    declared.name = name;
+    declared.driver = *driver;
+    declared.gpus = target.gpus;
+    declared.gpus_named = true;  // the lock's archs are those of its GPUs
     for (const auto& arch : target.archs) {
       if (auto version = Version::parse(arch)) declared.archs.push_back(*version);
     }

@@ -8,6 +8,7 @@
 #include "cli/context.hpp"
 #include "cli/download_setup.hpp"
 #include "cli/outcome.hpp"
+#include "lock/framework_index.hpp"
 #include "lock/lock_file.hpp"
 #include "project/project_file.hpp"
 
@@ -31,7 +32,8 @@ struct SyncOptions {
 // fails its grammar, or an archive list that is not exactly what the manifest of the locked
 // release names, is exit 6 before anything is fetched, frozen or not; each archive is then
 // checked against the lock's sha256 (exit 6 when one differs); --frozen fails (exit 1) when the
-// lock is missing or stale.
+// lock is missing or stale, or the project's Python environment has another version of a locked
+// framework. The frameworks are then installed there and proved (cli/sync_frameworks.hpp).
 Status run_sync(const SyncOptions& options, Context& context);
 void add_sync_command(CLI::App& app, Context& context, Outcome& outcome);
 
@@ -43,6 +45,11 @@ struct LockProject {
 };
 Result<LockProject> find_lock_project(Context& context);
 
+// The architectures of the GPU models `targets` name (`gpu = "H100"`), from the database; a name it
+// does not know is a usage error naming `file`'s line and the nearest known names.
+Status name_target_gpus(std::vector<project::DeclaredTarget>& targets,
+                        const std::filesystem::path& file, Context& context);
+
 // Why `stored` is stale (docs/lockfile.md), one line each, stale receipts included: .cudaenv asks
 // otherwise or the database changed (then against a fresh resolution), or what it names changed
 // or vanished on the mirror (the locked set re-read). A mirror that gained releases is no reason.
@@ -51,6 +58,11 @@ Result<std::vector<std::string>> stale_lock_differences(const LockProject& proje
                                                         const lock::LockFile& stored,
                                                         const DownloadSetup& setup,
                                                         Context& context);
+
+// Where framework wheels are looked up and installed from: PyPI's through the index install
+// --source pypi uses; the per-build indexes (PyTorch's) through CUDAENV_FRAMEWORK_INDEX, else
+// the config's framework_index, else their own servers.
+lock::FrameworkIndexes framework_indexes(const DownloadSetup& setup, const Context& context);
 
 // The targets `stored` records, as declarations: what an implicit target's lock (no [targets] in
 // .cudaenv) is checked against on a machine without a GPU, and what `verify --record` matches.

@@ -4,11 +4,13 @@
 // files one release's archives as another, or cudart's archive as nvcc, fails with exit 6). Every
 // archive is then checked against the sha256 in the lock as it arrives, so a mirror that replaced
 // a file (and its manifest with it) fails with exit 6 too. Every archive of the toolkit and of
-// cuDNN is checked before either is placed, so either failure installs nothing at all.
+// cuDNN is checked before either is placed, so either failure installs nothing at all. The
+// locked frameworks then go into the project's Python environment (cli/sync_frameworks.hpp).
 
 #include "cli/cmd_lock.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
+#include "cli/sync_frameworks.hpp"
 #include "core/text.hpp"
 #include "install/components.hpp"
 #include "install/interrupt.hpp"
@@ -175,6 +177,10 @@ Status run_sync(const SyncOptions& options, Context& context) {
   if (!setup) return setup.error();
   auto lock = lock_to_sync(*project, options, *setup, context);
   if (!lock) return lock.error();
+  // The Python environment is asked first: --frozen refuses one with another framework version
+  // before anything is downloaded.
+  auto frameworks = survey_frameworks(*project, *lock, options.frozen, context);
+  if (!frameworks) return frameworks.error();
   const auto plans = plans_for(*lock, *setup);
   for (const auto& plan : plans) {
     if (auto writable = install::prepare_store(setup->store, plan.product); !writable)
@@ -185,13 +191,7 @@ Status run_sync(const SyncOptions& options, Context& context) {
     if (auto done = install_plan(plan, *setup, context); !done) return done.error();
     if (plan.product == "cuda") refresh_shims(context);
   }
-  // The command is made of the checked arguments, each shell-quoted: never the lock's own line.
-  for (const auto& [name, framework] : lock->frameworks)
-    context.out << text::printable(name) << " " << text::printable(framework.version)
-                << " (install it in your Python environment): pip install "
-                << text::printable(text::shell_join(framework.pip_args), text::message_limit)
-                << '\n';
-  return Ok{};
+  return sync_frameworks(*frameworks, *lock, framework_indexes(*setup, context), *setup, context);
 }
 
 void add_sync_command(CLI::App& app, Context& context, Outcome& outcome) {

@@ -45,6 +45,8 @@ class VerifyPrinter {
     print_build(v);
     if (v.run) print_runtime(v.program);
     for (const auto& gpu : v.program.gpus) print_gpu(gpu);
+    if (v.build_only)
+      row("Run", dim("not run (--build-only): the GPU run is for a machine with one"));
     if (v.cudnn) print_cudnn(v);
     for (const auto& framework : v.frameworks) print_framework(framework);
     print_result(v);
@@ -107,7 +109,11 @@ class VerifyPrinter {
   void print_cudnn(const verify::Verification& v) {
     const auto& loaded = v.program.cudnn;
     std::string value = shown(v.cudnn->library) + ": ";
-    if (!loaded) {
+    if (!loaded && v.build_only) {
+      value += "found, not loaded (--build-only)";
+      if (v.cudnn->expected)
+        value += dim(", " + shown(v.cudnn->header) + " says " + std::to_string(*v.cudnn->expected));
+    } else if (!loaded) {
       value += "not checked (the program did not get that far)";
     } else if (!loaded->loaded) {
       value += styled("not loadable", Tone::bad, colour_) + " (" + shown(loaded->message) + ")";
@@ -139,7 +145,9 @@ class VerifyPrinter {
   void print_result(const verify::Verification& v) {
     if (v.ok()) {
       row("Result", styled("ok", Tone::good, colour_) +
-                        ": this toolkit builds and runs GPU code on this machine");
+                        (v.build_only ? ": this toolkit builds GPU code for " +
+                                            verify::describe(v.archs) + " on this machine"
+                                      : ": this toolkit builds and runs GPU code on this machine"));
       return;
     }
     row("Result",
@@ -175,6 +183,12 @@ Result<verify::VerifyRequest> build_request(const VerifyOptions& options, Contex
     request.archs.only.push_back(*cc);
   }
   request.archs.no_ptx = options.no_ptx;
+  request.build_only = options.build_only;
+  if (options.build_only && (options.record || options.torch || options.tensorflow || options.jax))
+    return make_error(ErrorKind::usage,
+                      "--build-only runs nothing: it cannot be combined with --record, --torch, "
+                      "--tensorflow or --jax",
+                      "run cudaenv verify without --build-only on a machine with the GPU");
   if (!options.cudnn.empty()) {
     request.cudnn = options.cudnn;
   } else if (options.spec.empty()) {
@@ -231,6 +245,9 @@ void add_verify_command(CLI::App& app, Context& context, Outcome& outcome) {
                     "When it passes, store a receipt under this machine's target in .cudaenv.lock");
   command->add_option("--cudnn", options->cudnn,
                       "Also load this cuDNN (a directory with lib/ or lib64/, or the library)");
+  command->add_flag("--build-only", options->build_only,
+                    "Build the device query (for --only-arch, else the GPUs here) and stop: the "
+                    "check a machine without a GPU can make, such as a container build");
   command->add_flag("--torch", options->torch, "Also check PyTorch in the active Python");
   command->add_flag("--tensorflow", options->tensorflow,
                     "Also check TensorFlow in the active Python");

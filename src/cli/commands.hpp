@@ -141,7 +141,8 @@ struct VerifyOptions {
   bool no_ptx = false;
   bool torch = false, tensorflow = false, jax = false;
   bool json = false;
-  bool record = false;  // --record: a receipt in .cudaenv.lock when it passes
+  bool record = false;      // --record: a receipt in .cudaenv.lock when it passes
+  bool build_only = false;  // --build-only: build and stop (a machine without a GPU)
 };
 // Exit code 0 when the toolkit is proven, 7 with the cause when not (in outcome); errors for bad
 // flags (2) and a SPEC that is not installed (3).

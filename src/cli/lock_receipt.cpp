@@ -42,6 +42,7 @@ void note_target_mismatch(const probe::MachineFacts& facts, Context& context) {
   if (!file) return;
   auto pins = project::read_project_file(*file);
   if (!pins) return;  // verify reports a broken .cudaenv through the selection
+  if (!name_target_gpus(pins->targets, *file, context)) return;  // `lock` says what is wrong
   const auto driver = driver_of(facts);
   if (!driver || facts.gpus.empty()) return;
   const auto shown = text::printable(file->string(), text::message_limit);

@@ -128,6 +128,7 @@ json verification_to_json(const verify::Verification& v) {
       {"selected_by", toolkit.selected_by},
       {"reason", toolkit.reason}};
   out["build"] = build_json(v);
+  out["build_only"] = v.build_only;
   out["run"] = run_json(v);
   out["gpus"] = gpus_json(v);
   out["cudnn"] = cudnn_json(v);

@@ -141,6 +141,17 @@ bool is_python_package(std::string_view value) {
   });
 }
 
+// A GPU model as people write it: letters and digits, with single spaces, '-', '.' and '/'
+// between them; at most 48 characters.
+bool is_gpu_model(std::string_view value) {
+  if (value.empty() || value.size() > 48) return false;
+  if (!is_alnum(value.front()) || !is_alnum(value.back())) return false;
+  if (value.find("  ") != std::string_view::npos) return false;
+  return std::all_of(value.begin(), value.end(), [](char c) {
+    return is_alnum(c) || c == ' ' || c == '-' || c == '.' || c == '/';
+  });
+}
+
 }  // namespace
 
 std::string_view describe(Field field) {
@@ -157,6 +168,7 @@ std::string_view describe(Field field) {
     case Field::byte_size: return "a size in bytes (a whole number from 0 to 68719476736, 64 GiB)";
     case Field::python_package:
       return "a Python package name with optional [extras] (like torch or jax[cuda12])";
+    case Field::gpu_model: return "a GPU model (letters, digits, spaces and - . /, like RTX 4090)";
   }
   return "a valid value";
 }
@@ -174,6 +186,7 @@ bool is_valid(Field field, std::string_view value) {
     case Field::url: return is_url(value);
     case Field::byte_size: return is_byte_size(value);
     case Field::python_package: return is_python_package(value);
+    case Field::gpu_model: return is_gpu_model(value);
   }
   return false;
 }

@@ -25,6 +25,7 @@ enum class Field {
   url,                // http(s):// or file:// with no spaces, quotes, backslashes or controls
   byte_size,          // a download's size: a whole number of bytes, at most max_download_size
   python_package,     // a PEP 508 distribution name with optional extras: "torch", "jax[cuda12]"
+  gpu_model,          // a GPU model's name: "H100", "RTX 4090", "A100-SXM4-80GB"
 };
 
 // The largest download a manifest or index may announce (and the ceiling of one whose size is

@@ -124,21 +124,34 @@ std::vector<std::string> declared_archs(const project::ProjectFile& file) {
   return archs;
 }
 
-// The install steps, as shell lines: the bundle from the mirror, then the toolkit.
+// `apt-get install PACKAGE` unless COMMAND is there already (the base image may carry it).
+std::string install_package_line(const std::string& command, const std::string& package) {
+  return "command -v " + command + " >/dev/null || { apt-get update && apt-get install -y " +
+         "--no-install-recommends " + package + " && rm -rf /var/lib/apt/lists/*; }";
+}
+
+std::string cudaenv_in_project(const std::string& mirror) {
+  return "cd " + std::string(image_project_dir) + " && CUDAENV_MIRROR=\"" + mirror +
+         "\" CUDAENV_ROOT=" + image_data_root + " " + image_prefix + "/bin/cudaenv";
+}
+
+// `cudaenv verify --build-only` for the targets' architectures: what a build host without a GPU
+// can check (the toolkit compiles and links for them, the cuDNN is in place).
+std::string build_check(const RecipePlan& plan) {
+  std::string line = "verify --build-only";
+  for (const auto& arch : plan.archs) line += " --only-arch " + quoted(arch);
+  return line;
+}
+
+// The steps, as shell lines: curl, the compiler verify builds with, the bundle from the mirror,
+// the toolkit, then the check without a GPU.
 std::vector<std::string> install_lines(const RecipePlan& plan, const std::string& mirror) {
-  const std::string cudaenv = std::string(image_prefix) + "/bin/cudaenv";
-  std::vector<std::string> lines = {
-      "command -v curl >/dev/null || { apt-get update && apt-get install -y "
-      "--no-install-recommends curl ca-certificates && rm -rf /var/lib/apt/lists/*; }"};
-  if (!plan.host_compiler.empty())
-    lines.push_back("command -v " + plan.host_compiler +
-                    " >/dev/null || { apt-get update && apt-get install -y "
-                    "--no-install-recommends " +
-                    plan.host_compiler + " && rm -rf /var/lib/apt/lists/*; }");
+  const auto compiler = plan.host_compiler.empty() ? std::string("g++") : plan.host_compiler;
+  std::vector<std::string> lines = {install_package_line("curl", "curl ca-certificates"),
+                                    install_package_line(compiler, compiler)};
   lines.push_back("curl -fsSL \"" + mirror + "/cudaenv/get\" | sh -s -- \"" + mirror + "\" " +
                   image_prefix);
-  std::string install = "cd " + std::string(image_project_dir) + " && CUDAENV_MIRROR=\"" + mirror +
-                        "\" CUDAENV_ROOT=" + image_data_root + " " + cudaenv;
+  auto install = cudaenv_in_project(mirror);
   if (plan.locked) {
     install += " sync --frozen";
   } else {
@@ -146,6 +159,7 @@ std::vector<std::string> install_lines(const RecipePlan& plan, const std::string
     if (!plan.cudnn.empty()) install += " --cudnn " + quoted(plan.cudnn);
   }
   lines.push_back(install);
+  lines.push_back(cudaenv_in_project(mirror) + " " + build_check(plan));
   return lines;
 }
 
@@ -183,6 +197,11 @@ Result<RecipePlan> plan_recipe(const fs::path& project_file, const manifest::Dat
       return resolved.error();
   }
   plan_host_compiler(*file, db, plan);
+  if (auto named =
+          project::name_gpu_archs(file->targets, db.gpu_model_archs(),
+                                  text::printable(project_file.string(), text::message_limit));
+      !named)
+    return named.error();
   plan.archs = declared_archs(*file);
   set_requirement(plan, db);
   return plan;
@@ -219,7 +238,11 @@ std::string render_apptainer(const RecipePlan& plan) {
   out << "\n%environment\n";
   for (const auto& [name, value] : image_environment(plan))
     out << "    export " << name << "=\"" << value << "\"\n";
-  out << "\n%test\n    " << image_prefix << "/bin/cudaenv verify\n";
+  // %test runs at the end of every build, mostly on hosts without a GPU (or without --nv): there
+  // it repeats the build check; with a GPU it runs the device query.
+  out << "\n%test\n    if nvidia-smi -L >/dev/null 2>&1; then " << image_prefix
+      << "/bin/cudaenv verify; else " << image_prefix << "/bin/cudaenv " << build_check(plan)
+      << "; fi\n";
   return out.str();
 }
 

@@ -107,8 +107,10 @@ std::optional<WheelName> parse_wheel_name(std::string_view filename) {
   if (parts.size() != 5 && parts.size() != 6) return std::nullopt;
   for (const auto& part : parts)
     if (part.empty()) return std::nullopt;
+  const auto tags = parts.size() - 3;  // python, abi, platform: the last three parts
   return WheelName{fetch::normalize_project_name(parts[0]), parts[1],
-                   text::split(parts.back(), '.')};
+                   text::split(parts.back(), '.'), text::split(parts[tags], '.'),
+                   text::split(parts[tags + 1], '.')};
 }
 
 bool wheel_fits(const WheelName& wheel, const std::string& platform) {

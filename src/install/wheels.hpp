@@ -18,9 +18,11 @@
 namespace cudaenv::install {
 
 struct WheelName {
-  std::string project;                 // normalized: "nvidia-cuda-nvcc"
-  std::string version;                 // "13.0.88"
-  std::vector<std::string> platforms;  // "manylinux2014_x86_64", "manylinux_2_17_x86_64"
+  std::string project;                    // normalized: "nvidia-cuda-nvcc"
+  std::string version;                    // "13.0.88"
+  std::vector<std::string> platforms;     // "manylinux2014_x86_64", "manylinux_2_17_x86_64"
+  std::vector<std::string> pythons = {};  // "cp312", "py3"
+  std::vector<std::string> abis = {};     // "cp312", "abi3", "none"
 };
 
 // PEP 427 "<name>-<version>[-<build>]-<python>-<abi>-<platform>.whl"; nullopt for anything else.

@@ -65,6 +65,7 @@ void targets(DiffList& diff, const LockFile& stored, const LockFile& fresh) {
           diff.field(at + ".driver", a.driver, b.driver);
           diff.field(at + ".mode", a.mode, b.mode);
           diff.field(at + ".arch", text::join(a.archs, ", "), text::join(b.archs, ", "));
+          diff.field(at + ".gpu", text::join(a.gpus, ", "), text::join(b.gpus, ", "));
           diff.field(at + ".TORCH_CUDA_ARCH_LIST", a.torch_cuda_arch_list, b.torch_cuda_arch_list);
           diff.field(at + ".CMAKE_CUDA_ARCHITECTURES", a.cmake_cuda_architectures,
                      b.cmake_cuda_architectures);
@@ -129,7 +130,9 @@ std::vector<std::string> project_differences(const LockFile& stored,
           std::vector<std::string> archs;
           for (const auto& arch : b->archs) archs.push_back(arch.str());
           diff.field(at + ".driver", a.driver, b->driver.str());
-          diff.field(at + ".arch", text::join(a.archs, ", "), text::join(archs, ", "));
+          diff.field(at + ".gpu", text::join(a.gpus, ", "), text::join(b->gpus, ", "));
+          if (b->archs_known())
+            diff.field(at + ".arch", text::join(a.archs, ", "), text::join(archs, ", "));
         });
   return diff.take();
 }

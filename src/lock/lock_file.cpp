@@ -344,7 +344,8 @@ Result<Receipt> receipt(const toml::node& node, const std::string& field, const 
 }
 
 Result<std::vector<std::string>> string_list(const toml::table& table, std::string_view key,
-                                             const std::string& field, const FieldReader& read) {
+                                             const std::string& field, const FieldReader& read,
+                                             Field grammar = Field::release_version) {
   std::vector<std::string> out;
   const auto* node = table.get(key);
   const auto* list = node != nullptr ? node->as_array() : nullptr;
@@ -352,8 +353,7 @@ Result<std::vector<std::string>> string_list(const toml::table& table, std::stri
   for (const auto& item : *list) {
     const auto value = item.value<std::string>();
     if (!value) return read.error(&item, field, "must be a list of short strings");
-    if (auto ok = check_field(Field::release_version, *value, read.where(&item, field)); !ok)
-      return ok.error();
+    if (auto ok = check_field(grammar, *value, read.where(&item, field)); !ok) return ok.error();
     out.push_back(*value);
   }
   return out;
@@ -416,6 +416,11 @@ Result<LockedTarget> target(const toml::node& node, std::string_view name,
   auto archs = string_list(*table, "arch", field + ".arch", read);
   if (!archs) return archs.error();
   out.archs = std::move(*archs);
+  if (table->contains("gpu")) {  // the GPU models the target names, when it names some
+    auto gpus = string_list(*table, "gpu", field + ".gpu", read, Field::gpu_model);
+    if (!gpus) return gpus.error();
+    out.gpus = std::move(*gpus);
+  }
   const auto* verified = table->get("verified");
   if (verified == nullptr) return out;
   const auto* list = verified->as_array();

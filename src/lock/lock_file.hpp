@@ -78,6 +78,7 @@ struct LockedTarget {
   std::string cmake_cuda_architectures;  // "80;90"
   std::string cudahostcxx;               // "" unless the toolkit needs an older host compiler
   std::vector<Receipt> verified;
+  std::vector<std::string> gpus;  // the GPU models .cudaenv names for it: "H100"
 };
 
 struct LockFile {

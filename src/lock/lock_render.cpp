@@ -48,6 +48,7 @@ toml::table target_table(const LockedTarget& t) {
                     {"arch", strings(t.archs)},
                     {"TORCH_CUDA_ARCH_LIST", t.torch_cuda_arch_list},
                     {"CMAKE_CUDA_ARCHITECTURES", t.cmake_cuda_architectures}};
+  if (!t.gpus.empty()) table.insert("gpu", strings(t.gpus));
   if (!t.cudahostcxx.empty()) table.insert("CUDAHOSTCXX", t.cudahostcxx);
   if (t.verified.empty()) return table;
   toml::array receipts;

@@ -55,7 +55,8 @@ resolve::Target machine_for(const manifest::Database& db,
 std::string describe(const project::DeclaredTarget& target) {
   std::vector<std::string> archs;
   for (const auto& arch : target.archs) archs.push_back(arch.str());
-  return "target \"" + target.name + "\" (driver " + target.driver.str() + ", arch " +
+  const auto gpus = target.gpus.empty() ? std::string() : text::join(target.gpus, ", ") + ": ";
+  return "target \"" + target.name + "\" (driver " + target.driver.str() + ", " + gpus + "arch " +
          text::join(archs, ", ") + ")";
 }
 
@@ -125,8 +126,37 @@ Result<const resolve::Solution*> offered_solution(const resolve::Resolution& res
                         resolution.best().cuda->version.str() + "), or use another --mirror");
 }
 
+// "torch brings its own cuDNN in its wheels", "torch and jax bring their own …"; "" for none.
+std::string own_cudnn(const resolve::Solution& solution) {
+  std::vector<std::string> names;
+  for (const auto& choice : solution.frameworks) names.push_back(choice.name);
+  if (names.empty()) return "";
+  return text::join(names, " and ") + (names.size() == 1
+                                           ? " brings its own cuDNN in its wheels"
+                                           : " bring their own cuDNN in their wheels");
+}
+
+// A cuDNN the mirror does not have. When .cudaenv does not pin one and only the frameworks want
+// it, their wheels bring it (PyTorch bundles it; the TensorFlow and JAX lines install NVIDIA's
+// cuDNN wheel): the lock goes without a cuDNN archive, and says so in `notes`.
+Status without_cudnn(const Error& missing, const resolve::Solution& solution, bool pinned,
+                     std::vector<std::string>& notes) {
+  const auto frameworks = own_cudnn(solution);
+  if (!pinned && !frameworks.empty()) {
+    notes.push_back(missing.message + "; " + frameworks + ", so the lock holds no cuDNN archive");
+    return Ok{};
+  }
+  return make_error(
+      missing.kind, missing.message,
+      "add cuDNN to the mirror (cudaenv mirror create DIR --cuda " + solution.cuda->version.str() +
+          " --cudnn " + solution.cudnn->version.str() +
+          "), point CUDAENV_MIRROR at one that has it" +
+          (frameworks.empty() ? std::string(", or remove cudnn from .cudaenv")
+                              : ", or remove cudnn from .cudaenv (" + frameworks + ")"));
+}
+
 Status lock_archives(const resolve::Solution& solution, const install::ReleaseSource& source,
-                     LockFile& lock) {
+                     bool cudnn_pinned, LockFile& lock, std::vector<std::string>& notes) {
   const auto& version = solution.cuda->version;
   auto manifest =
       install::fetch_manifest(source.mirror, "cuda", version, source.store, source.fetch);
@@ -142,6 +172,8 @@ Status lock_archives(const resolve::Solution& solution, const install::ReleaseSo
     cudnn = install::plan_cudnn(solution.cudnn->version.major_minor().str(), version.major(),
                                 source, lock_platform);
   }
+  if (!cudnn && cudnn.error().kind == ErrorKind::not_found)
+    return without_cudnn(cudnn.error(), solution, cudnn_pinned, notes);
   if (!cudnn) return cudnn.error();
   lock.cudnn = LockedCudnn{cudnn->version, cudnn->variant, locked(cudnn->archives)};
   return Ok{};
@@ -151,6 +183,7 @@ LockedTarget locked_target(const manifest::Database& db, const resolve::Solution
                            const project::DeclaredTarget& target) {
   LockedTarget out;
   out.driver = target.driver.str();  // as declared: a branch stays "580"
+  out.gpus = target.gpus;
   const auto check = resolve::check_driver(db, *solution.cuda,
                                            driver_floor(db, target.driver).value_or(target.driver));
   out.mode = check.mode == resolve::DriverMode::minor_compat ? "minor-compat" : "full";
@@ -202,10 +235,14 @@ Result<ResolvedLock> resolve_lock(const LockInputs& inputs) {
   lock.database_revision = inputs.database.origin.revision;
   lock.database_sha256 = database_digest(inputs.database);
   lock.request = request_of(inputs.project);
-  if (auto status = lock_archives(**solution, inputs.source, lock); !status) return status.error();
+  std::vector<std::string> notes;
+  if (auto status =
+          lock_archives(**solution, inputs.source, inputs.project.cudnn.has_value(), lock, notes);
+      !status)
+    return status.error();
   for (const auto& target : inputs.targets)
     lock.targets[target.name] = locked_target(db, **solution, target);
-  ResolvedLock out{std::move(lock), {}};
+  ResolvedLock out{std::move(lock), {}, std::move(notes)};
   for (const auto& choice : (*solution)->frameworks) {
     const auto asked = inputs.project.frameworks.find(choice.name);
     out.frameworks.push_back(requirement_for(choice, db,

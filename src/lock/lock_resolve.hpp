@@ -36,6 +36,9 @@ struct LockInputs {
 struct ResolvedLock {
   LockFile lock;
   std::vector<FrameworkRequirement> frameworks;
+  // What the lock left out, said to the user: a cuDNN the mirror lacks that the frameworks'
+  // wheels bring.
+  std::vector<std::string> notes = {};
 };
 Result<ResolvedLock> resolve_lock(const LockInputs& inputs);
 

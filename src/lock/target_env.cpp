@@ -1,5 +1,7 @@
 #include "lock/target_env.hpp"
 
+#include <algorithm>
+
 #include "core/text.hpp"
 #include "lock/lock_file.hpp"
 #include "project/project_file.hpp"
@@ -12,6 +14,13 @@ std::vector<std::string> arch_names(const project::DeclaredTarget& target) {
   std::vector<std::string> out;
   for (const auto& arch : target.archs) out.push_back(arch.str());
   return out;
+}
+
+// Whether every one of `wanted` is in `have`.
+bool covers(const std::vector<std::string>& have, const std::vector<std::string>& wanted) {
+  return std::all_of(wanted.begin(), wanted.end(), [&](const std::string& arch) {
+    return std::find(have.begin(), have.end(), arch) != have.end();
+  });
 }
 
 TargetSettings declared_settings(const project::DeclaredTarget& target,
@@ -47,16 +56,34 @@ Result<TargetSettings> target_settings(const std::filesystem::path& project_file
   }
   const auto lock_path = lock_path_for(project_file);
   auto lock = read_lock_file(lock_path);
-  if (!lock && lock.error().kind == ErrorKind::not_found)
+  // A target that names GPU models has its architectures from the database, which this light
+  // reader does not load: the lock records them.
+  const auto gpus_unlocked = [&] {
+    return make_error(ErrorKind::usage,
+                      "--target: targets." + text::printable(target->name) + " in " + shown +
+                          " names GPU models (gpu = ...), whose architectures "
+                          "cudaenv lock records in " +
+                          text::printable(lock_path.string(), text::message_limit),
+                      "run cudaenv lock (and commit .cudaenv.lock), or declare the architectures: "
+                      "arch = [\"9.0\"]");
+  };
+  if (!lock && lock.error().kind == ErrorKind::not_found) {
+    if (!target->gpus.empty()) return gpus_unlocked();
     return declared_settings(*target, project_file);  // no lock yet: the declaration alone
+  }
   if (!lock)  // unreadable, not TOML, or holding a value that fails its grammar: never guessed at
     return make_error(lock.error().kind, "--target: " + lock.error().message,
                       "fix or remove " + text::printable(lock_path.string(), text::message_limit) +
                           " (cudaenv lock writes it again)");
   const auto it = lock->targets.find(target->name);
-  if (it == lock->targets.end() || it->second.archs != arch_names(*target) ||
-      it->second.driver != target->driver.str())
-    return declared_settings(*target, project_file);  // the lock is stale for it
+  const bool current = it != lock->targets.end() && it->second.driver == target->driver.str() &&
+                       it->second.gpus == target->gpus &&
+                       (target->gpus.empty() ? it->second.archs == arch_names(*target)
+                                             : covers(it->second.archs, arch_names(*target)));
+  if (!current) {  // the lock is stale for it
+    if (!target->gpus.empty()) return gpus_unlocked();
+    return declared_settings(*target, project_file);
+  }
   const auto& locked = it->second;
   TargetSettings out{target->name, locked.driver, locked.mode, lock_path.string(), {}};
   out.variables = {{"CUDAENV_TARGET", target->name},

@@ -23,6 +23,13 @@ const GpuArch* Database::arch(const Version& compute_capability) const {
                  [&](const GpuArch& a) { return a.compute_capability == compute_capability; });
 }
 
+std::vector<std::pair<std::string, Version>> Database::gpu_model_archs() const {
+  std::vector<std::pair<std::string, Version>> out;
+  out.reserve(gpu_models.size());
+  for (const auto& model : gpu_models) out.emplace_back(model.name, model.compute_capability);
+  return out;
+}
+
 const HostCompilerLimit* Database::host_compiler(const Version& cuda) const {
   return find_if(host_compilers, [&](const HostCompilerLimit& h) {
     return h.cuda.matches(cuda) || h.cuda.matches(cuda.major_minor());

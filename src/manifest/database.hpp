@@ -52,6 +52,13 @@ struct GpuArch {
   Provenance provenance;
 };
 
+// A GPU model a `.cudaenv` target may name (`gpu = "H100"`): the compute capability it has.
+struct GpuModel {
+  std::string name;  // as NVIDIA names it, without "NVIDIA"/"GeForce": "RTX 4090", "H100"
+  Version compute_capability;
+  Provenance provenance;
+};
+
 struct HostCompilerLimit {
   VersionSpec cuda;  // the toolkit releases this row applies to
   int gcc_max = 0;
@@ -137,6 +144,9 @@ struct Database {
   std::vector<CudaRelease> cuda_releases;  // oldest first
   std::vector<CudaFamily> cuda_families;
   std::vector<GpuArch> gpu_archs;
+  std::vector<GpuModel> gpu_models;
+  // The models by name with their compute capability, as project::name_gpu_archs takes them.
+  std::vector<std::pair<std::string, Version>> gpu_model_archs() const;
   std::vector<HostCompilerLimit> host_compilers;
   std::vector<GlibcLimit> glibc_limits;
   std::vector<CudnnRelease> cudnn_releases;  // oldest first

@@ -208,6 +208,10 @@ void read_cuda(const toml::table& root, FieldReader& r, Database& db) {
          r.text(t, "name"), r.required_version(t, "first_cuda"), r.version(t, "last_cuda", false),
          r.version(t, "min_driver", false), r.text(t, "examples", false), r.provenance(t)});
   });
+  for_each_table(root, "gpu", [&](const toml::table& t) {
+    db.gpu_models.push_back({r.checked(t, "name", Field::gpu_model),
+                             r.required_version(t, "compute_capability"), r.provenance(t)});
+  });
   for_each_table(root, "host_compiler", [&](const toml::table& t) {
     db.host_compilers.push_back(
         {r.spec(t, "cuda"), r.integer(t, "gcc_max"), r.integer(t, "clang_max"), r.provenance(t)});

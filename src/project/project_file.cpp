@@ -8,6 +8,7 @@
 #include "core/files.hpp"
 #include "core/text.hpp"
 #include "core/toml_guard.hpp"
+#include "core/untrusted.hpp"
 #include "project/schema.hpp"
 
 namespace cudaenv::project {
@@ -91,6 +92,26 @@ Result<std::string> host_compiler_field(const toml::table& root, std::string_vie
                     "write host_compiler = \"g++-11\" (looked up on PATH; a path is refused)");
 }
 
+// `venv = ".venv"`: a directory below the project's own, never a path that leaves it (the file
+// comes with the repository; what `sync` runs from there is checked again when it runs).
+Result<std::string> venv_field(const toml::table& root, std::string_view text,
+                               const std::string& path) {
+  const auto* node = root.get("venv");
+  if (node == nullptr) return std::string();
+  const auto value = node->value<std::string>();
+  if (value &&
+      untrusted::is_valid(untrusted::Field::relative_path, text::without_trailing_slashes(*value)))
+    return text::without_trailing_slashes(*value);
+  const auto line = node->source().begin.line;
+  return make_error(ErrorKind::usage,
+                    path + ":" + std::to_string(line) +
+                        ": venv must be a relative path inside the project such as \".venv\", "
+                        "not " +
+                        text::printable(raw_value_on_line(text, line), text::message_limit),
+                    "write venv = \".venv\" (no \"..\", not absolute: the environment lies "
+                    "below the directory of .cudaenv)");
+}
+
 Result<std::map<std::string, VersionSpec>> framework_pins(const toml::table& root,
                                                           std::string_view text,
                                                           const std::string& path) {
@@ -159,6 +180,9 @@ Result<ProjectFile> parse_project_file(std::string_view text, const std::string&
   auto host_compiler = host_compiler_field(root, text, path);
   if (!host_compiler) return host_compiler.error();
   file.host_compiler = std::move(*host_compiler);
+  auto venv = venv_field(root, text, path);
+  if (!venv) return venv.error();
+  file.venv = std::move(*venv);
   file.cuda = *cuda;
   file.cudnn = *cudnn;
   file.frameworks = std::move(*frameworks);

@@ -27,6 +27,10 @@ struct ProjectFile {
   // Keys the schema does not know, beside a valid `cuda`: ignored, each said with its file:line
   // and a suggestion. (Without a valid `cuda` an unknown key is an error: see parse_project_file.)
   std::vector<Error> warnings;
+  // `venv = ".venv"`: the project's Python environment, where `sync` installs the locked
+  // frameworks; a relative path inside the project (untrusted::Field::relative_path, so no ".."
+  // and not absolute), as written. "" when the file names none.
+  std::string venv = {};
 };
 
 // The file's pin of a framework ("torch", "tensorflow", "jax"), if any.

@@ -148,6 +148,7 @@ const std::vector<KeySpec>& project_file_keys() {
       {"", "cuda", ValueType::version_spec},
       {"", "cudnn", ValueType::version_spec},
       {"", "host_compiler", ValueType::string},
+      {"", "venv", ValueType::string},
       {"", "frameworks", ValueType::table},
       {"frameworks", "torch", ValueType::version_spec},
       {"frameworks", "tensorflow", ValueType::version_spec},
@@ -155,6 +156,7 @@ const std::vector<KeySpec>& project_file_keys() {
       {"", "targets", ValueType::named_tables},
       {"targets.*", "driver", ValueType::string},
       {"targets.*", "arch", ValueType::string_list},
+      {"targets.*", "gpu", ValueType::string_list},
   };
   return keys;
 }

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "core/text.hpp"
+#include "core/untrusted.hpp"
 #include "project/project_file.hpp"
 #include "project/schema.hpp"
 
@@ -25,7 +26,7 @@ bool is_target_name(std::string_view name) {
 
 // clang-format off
 const char* const example_target =
-    "[targets.a100] with driver = \"535.104.05\" and arch = [\"8.0\"]";
+    "[targets.a100] with driver = \"535.104.05\" and arch = [\"8.0\"] (or gpu = \"A100\")";
 // clang-format on
 
 Result<Version> target_driver(const toml::table& table, const std::string& where, std::size_t line,
@@ -63,20 +64,25 @@ std::optional<Version> arch_value(const toml::node& node) {
   return arch;
 }
 
+const char* const arch_hint =
+    "write arch = [\"8.0\"] (the compute capabilities of those GPUs) or gpu = \"A100\" (their "
+    "model)";
+
+// `arch`: one compute capability or a list of them; absent: none (the target names its GPUs).
 Result<std::vector<Version>> target_archs(const toml::table& table, const std::string& where,
-                                          std::size_t line, const std::string& path) {
+                                          const std::string& path) {
   const auto* node = table.get("arch");
-  const auto hint = "write arch = [\"8.0\"] (the compute capabilities of those GPUs)";
-  if (node == nullptr) return target_error(path, line, where + " has no arch", hint);
+  if (node == nullptr) return std::vector<Version>{};
   const auto at = node->source().begin.line;
   if (node->is_string()) {  // one architecture: arch = "9.0"
     if (auto arch = arch_value(*node)) return std::vector<Version>{*arch};
     return target_error(path, at, where + ".arch must be a compute capability such as \"8.0\"",
-                        hint);
+                        arch_hint);
   }
   const auto* list = node->as_array();
   if (list == nullptr || list->empty())
-    return target_error(path, at, where + ".arch must be a list of compute capabilities", hint);
+    return target_error(path, at, where + ".arch must be a list of compute capabilities",
+                        arch_hint);
   std::vector<Version> archs;
   for (const auto& item : *list) {
     auto arch = arch_value(item);
@@ -85,11 +91,37 @@ Result<std::vector<Version>> target_archs(const toml::table& table, const std::s
                           where +
                               ".arch: each entry must be a quoted compute capability such as "
                               "\"8.0\"",
-                          hint);
+                          arch_hint);
     if (std::find(archs.begin(), archs.end(), *arch) == archs.end()) archs.push_back(*arch);
   }
   std::sort(archs.begin(), archs.end());
   return archs;
+}
+
+// `gpu`: one GPU model or a list of them, as names (the database maps them to architectures).
+Result<std::vector<std::string>> target_gpus(const toml::table& table, const std::string& where,
+                                             const std::string& path) {
+  std::vector<std::string> gpus;
+  const auto* node = table.get("gpu");
+  if (node == nullptr) return gpus;
+  const auto at = node->source().begin.line;
+  const auto problem = where + ".gpu must be a GPU model such as \"H100\" or a list of them";
+  const auto take = [&](const toml::node& item) {
+    const auto name = item.value<std::string>();
+    if (!name || !untrusted::is_valid(untrusted::Field::gpu_model, *name)) return false;
+    if (std::find(gpus.begin(), gpus.end(), *name) == gpus.end()) gpus.push_back(*name);
+    return true;
+  };
+  if (node->is_string()) {
+    if (!take(*node)) return target_error(path, at, problem, arch_hint);
+    return gpus;
+  }
+  const auto* list = node->as_array();
+  if (list == nullptr || list->empty()) return target_error(path, at, problem, arch_hint);
+  for (const auto& item : *list) {
+    if (!take(item)) return target_error(path, at, problem, arch_hint);
+  }
+  return gpus;
 }
 
 Result<DeclaredTarget> one_target(std::string_view name, const toml::node& node,
@@ -107,9 +139,20 @@ Result<DeclaredTarget> one_target(std::string_view name, const toml::node& node,
                         std::string("write ") + example_target);
   auto driver = target_driver(*table, where, line, path);
   if (!driver) return driver.error();
-  auto archs = target_archs(*table, where, line, path);
+  auto archs = target_archs(*table, where, path);
   if (!archs) return archs.error();
-  return DeclaredTarget{std::string(name), *driver, *archs, line};
+  auto gpus = target_gpus(*table, where, path);
+  if (!gpus) return gpus.error();
+  if (archs->empty() && gpus->empty())
+    return target_error(path, line, where + " has no arch and no gpu", arch_hint);
+  DeclaredTarget target;
+  target.name = std::string(name);
+  target.driver = *driver;
+  target.archs = std::move(*archs);
+  target.gpus = std::move(*gpus);
+  target.line = line;
+  if (const auto* gpu = table->get("gpu")) target.gpu_line = gpu->source().begin.line;
+  return target;
 }
 
 }  // namespace
@@ -158,7 +201,8 @@ namespace {
 std::vector<std::string> misses(const DeclaredTarget& target, const std::optional<Version>& driver,
                                 const std::vector<Version>& gpus) {
   std::vector<std::string> out;
-  auto archs = gpus;  // eight identical GPUs miss one arch, said once
+  auto archs = target.archs_known() ? gpus : std::vector<Version>{};  // unknown: driver alone
+  // Eight identical GPUs miss one arch, said once.
   std::sort(archs.begin(), archs.end());
   archs.erase(std::unique(archs.begin(), archs.end()), archs.end());
   for (const auto& gpu : archs) {
@@ -220,6 +264,74 @@ TargetMatch match_target(const std::vector<DeclaredTarget>& targets,
     lowest = weight;
   }
   return result;
+}
+
+std::string gpu_key(std::string_view name) {
+  std::string key;
+  for (const auto& word : text::split_whitespace(name)) {
+    std::string upper;
+    for (const char c : word) {
+      if (std::isalnum(static_cast<unsigned char>(c)) != 0)
+        upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      else if (c != '-' && c != '_' && c != '.' && c != '/')
+        upper += c;
+    }
+    if (upper != "NVIDIA" && upper != "GEFORCE" && upper != "TESLA") key += upper;
+  }
+  return key;
+}
+
+namespace {
+
+const Version* known_arch(std::string_view name, const KnownGpus& known) {
+  const auto key = gpu_key(name);
+  for (const auto& [model, arch] : known) {
+    if (gpu_key(model) == key) return &arch;
+  }
+  return nullptr;
+}
+
+// The known names nearest `name` (a typo's distance or less), for "did you mean".
+std::vector<std::string> nearest_gpus(std::string_view name, const KnownGpus& known) {
+  const auto key = gpu_key(name);
+  const std::size_t limit = std::max<std::size_t>(1, std::min<std::size_t>(2, key.size() / 3));
+  std::size_t best = limit + 1;
+  std::vector<std::string> found;
+  for (const auto& [model, arch] : known) {
+    const auto distance = edit_distance(key, gpu_key(model));
+    if (distance > best) continue;
+    if (distance < best) found.clear();
+    best = distance;
+    found.push_back("\"" + model + "\"");
+  }
+  return found;
+}
+
+}  // namespace
+
+Status name_gpu_archs(std::vector<DeclaredTarget>& targets, const KnownGpus& known,
+                      const std::string& path) {
+  for (auto& target : targets) {
+    for (const auto& name : target.gpus) {
+      const auto* arch = known_arch(name, known);
+      if (arch == nullptr) {
+        const auto close = nearest_gpus(name, known);
+        return target_error(
+            path, target.gpu_line,
+            "targets." + text::printable(target.name) + ".gpu: the database knows no GPU \"" +
+                text::printable(name) + "\"" +
+                (close.empty() ? std::string()
+                               : "; did you mean " + text::join(close, " or ") + "?"),
+            "write its compute capability instead, arch = [\"8.0\"] (nvidia-smi "
+            "--query-gpu=name,compute_cap prints it), or update the database: cudaenv db update");
+      }
+      if (std::find(target.archs.begin(), target.archs.end(), *arch) == target.archs.end())
+        target.archs.push_back(*arch);
+    }
+    std::sort(target.archs.begin(), target.archs.end());
+    target.gpus_named = true;
+  }
+  return Ok{};
 }
 
 std::string arch_digits(const Version& arch) {

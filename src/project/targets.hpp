@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -16,11 +17,32 @@
 namespace cudaenv::project {
 
 struct DeclaredTarget {
-  std::string name;            // "a100": letters, digits, '-' and '_'
-  Version driver;              // the oldest driver on those machines: "535.104.05"
-  std::vector<Version> archs;  // compute capabilities, as written: "8.0", "9.0"
-  std::size_t line = 0;        // where [targets.NAME] stands in the file
+  std::string name;  // "a100": letters, digits, '-' and '_'
+  Version driver;    // the oldest driver on those machines: "535.104.05"
+  // Compute capabilities, sorted: those `arch` lists, and once name_gpu_archs has read the
+  // database, those of the GPUs `gpu` names.
+  std::vector<Version> archs;
+  std::vector<std::string> gpus;  // GPU models as written (`gpu = ["H100", "RTX 4090"]`)
+  bool gpus_named = false;        // whether `archs` holds the architectures of `gpus` yet
+  std::size_t line = 0;           // where [targets.NAME] stands in the file
+  std::size_t gpu_line = 0;       // where its `gpu` stands
+  // Whether `archs` is the whole list: a target naming GPUs knows it only after the database
+  // named them (the prompt hook reads no database: it matches such a target by driver alone).
+  bool archs_known() const { return gpus.empty() || gpus_named; }
 };
+
+// GPU models the database knows, by name, with their compute capability: {"RTX 4090", 8.9}.
+using KnownGpus = std::vector<std::pair<std::string, Version>>;
+
+// "NVIDIA GeForce RTX 4090", "rtx-4090" and "RTX4090" all name "RTX 4090": upper case, without
+// the words NVIDIA, GeForce and Tesla, letters and digits only.
+std::string gpu_key(std::string_view name);
+
+// Adds to each target's archs those of the GPUs it names, as `known` maps them. A name `known`
+// lacks is a usage error naming the file, the line and the closest known name ("did you mean
+// \"H100\"?").
+Status name_gpu_archs(std::vector<DeclaredTarget>& targets, const KnownGpus& known,
+                      const std::string& path);
 
 // The targets `text` (a .cudaenv) declares, in file order; empty when it has no [targets]. Errors
 // name the file and line and say what to write: "/repo/.cudaenv:7: targets.a100.driver must be a

@@ -156,11 +156,14 @@ FrameworkReport parse_framework_output(const std::string& name, std::string_view
       const auto it = fields.find(key);
       return it == fields.end() || it->second == "-" ? std::string() : it->second;
     };
-    if (kind == "framework") {
+    if (kind == "python") {
+      report.python = value("version");
+    } else if (kind == "framework") {
       report.installed = value("status") == "imported" || value("status") == "error";
       report.check_failed = value("status") == "error";
       report.version = value("version");
       if (!value("cuda").empty()) report.cuda = value("cuda");
+      if (!value("cudnn").empty()) report.cudnn = value("cudnn");
       report.gpus = static_cast<int>(text::parse_integer(value("gpus")).value_or(0));
       if (!value("archs").empty()) report.archs = text::split(value("archs"), ',');
       report.message = value("message");

@@ -42,6 +42,8 @@ struct FrameworkReport {
   // torch only: its own libraries read from the files, one line per GPU
   // ("sm_90: 12 native, 0 jit, 0 none"), naming those with nothing the GPU can run.
   std::vector<std::string> library_scan;
+  std::optional<std::string> cudnn = {};  // the cuDNN it loads ("9.1.0"); nullopt: none reported
+  std::string python = {};                // the Python it ran in: "3.12"
 };
 
 // python3 on the toolkit environment's PATH ("" when there is none).

@@ -2,8 +2,9 @@
 # the toolkit's environment. Compiled into cudaenv's binary as text.
 #
 # Prints one fact per line in the device-query program's form ("<kind> key=value ...", a
-# "message" key last): whether the framework imports, its version, the CUDA it was built with,
-# the GPUs it sees, the architectures it was compiled for, and the result of one small operation
+# "message" key last): the Python it runs in, whether the framework imports, its version, the
+# CUDA it was built with and the cuDNN it loads (what `cudaenv sync` compares with the lock), the
+# GPUs it sees, the architectures it was compiled for, and the result of one small operation
 # on the first GPU checked against Python's own arithmetic. Standard library only; never raises.
 
 import sys
@@ -35,14 +36,34 @@ def run_op(name, operation):
          value=value, expected=EXPECTED)
 
 
+def cudnn_text(encoded):
+    # cuDNN's version number: major * 10000 + minor * 100 + patch from 9 on, major * 1000 before.
+    try:
+        encoded = int(encoded)
+    except (TypeError, ValueError):
+        return None
+    if encoded <= 0:
+        return None
+    major = encoded // 10000 if encoded >= 90000 else encoded // 1000
+    rest = encoded - major * (10000 if encoded >= 90000 else 1000)
+    return "%d.%d.%d" % (major, rest // 100, rest % 100)
+
+
+def torch_cudnn(torch):
+    try:
+        return cudnn_text(torch.backends.cudnn.version())  # loads libcudnn; needs no GPU
+    except Exception:
+        return None
+
+
 def check_torch():
     import torch
 
     available = torch.cuda.is_available()
     archs = torch.cuda.get_arch_list() if available else []
     emit("framework", framework="torch", status="imported", version=torch.__version__,
-         cuda=torch.version.cuda, gpus=torch.cuda.device_count() if available else 0,
-         archs=",".join(archs) or None)
+         cuda=torch.version.cuda, cudnn=torch_cudnn(torch),
+         gpus=torch.cuda.device_count() if available else 0, archs=",".join(archs) or None)
     if available:
         run_op("torch", lambda: (torch.arange(COUNT, device="cuda", dtype=torch.int64) * 3 + 1)
                .sum().item())
@@ -55,7 +76,8 @@ def check_tensorflow():
     gpus = tf.config.list_physical_devices("GPU")
     archs = info.get("cuda_compute_capabilities") or []
     emit("framework", framework="tensorflow", status="imported", version=tf.__version__,
-         cuda=info.get("cuda_version"), gpus=len(gpus), archs=",".join(archs) or None)
+         cuda=info.get("cuda_version"), cudnn=info.get("cudnn_version"), gpus=len(gpus),
+         archs=",".join(archs) or None)
     if gpus:
         def operation():
             with tf.device("/GPU:0"):
@@ -72,6 +94,14 @@ def jax_cuda_version():
         return None
 
 
+def jax_cudnn_version():
+    try:
+        from jax._src.lib import cuda_versions
+        return cudnn_text(cuda_versions.cudnn_get_version())
+    except Exception:
+        return None
+
+
 def check_jax():
     import jax
 
@@ -81,7 +111,7 @@ def check_jax():
         gpus = []
     # XLA compiles for the GPU it finds at run time: there is no fixed architecture list.
     emit("framework", framework="jax", status="imported", version=jax.__version__,
-         cuda=jax_cuda_version(), gpus=len(gpus), archs="jit")
+         cuda=jax_cuda_version(), cudnn=jax_cudnn_version(), gpus=len(gpus), archs="jit")
     if gpus:
         import jax.numpy as jnp
 
@@ -95,6 +125,7 @@ CHECKS = {"torch": check_torch, "tensorflow": check_tensorflow, "jax": check_jax
 
 def main():
     name = sys.argv[1] if len(sys.argv) > 1 else ""
+    emit("python", version="%d.%d" % sys.version_info[:2])
     if name not in CHECKS:
         emit("framework", message="unknown framework " + repr(name), framework=name,
              status="error")

@@ -125,6 +125,8 @@ Result<Verification> verify_toolkit(const VerifyRequest& request, const VerifyIn
   if (!build) return build.error();
   verification.build = std::move(*build);
 
+  verification.build_only = request.build_only;
+  if (request.build_only && verification.build.ok()) return verification;  // nothing ran: no cause
   Evidence evidence{verification.build.compile, std::nullopt, {}};
   if (verification.build.ok()) {
     evidence.run = run_program(verification, env, inputs.runner);

@@ -29,6 +29,9 @@ struct VerifyRequest {
   ArchRequest archs;
   std::optional<std::string> cudnn;     // --cudnn PATH or SPEC (a cuDNN cudaenv installed)
   std::vector<std::string> frameworks;  // "torch", "tensorflow", "jax"
+  // --build-only: build the device query and stop, the check a machine without a GPU can make
+  // (a container build); the run, and cuDNN's load, are left to a machine with one.
+  bool build_only = false;
 };
 
 struct VerifyInputs {
@@ -47,7 +50,8 @@ struct Verification {
   SelectedToolkit toolkit;
   ArchPlan archs;
   BuildResult build;
-  std::optional<ProcessResult> run;  // nullopt when the build failed
+  std::optional<ProcessResult> run;  // nullopt when the build failed or was all (--build-only)
+  bool build_only = false;
   ProgramReport program;
   std::optional<CudnnSelection> cudnn;
   std::vector<FrameworkReport> frameworks;

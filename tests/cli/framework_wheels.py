@@ -19,3 +19,18 @@ def framework_index(wheels, settings=None):
     stands for https://download.pytorch.org/whl."""
     with loopback_server("pypi_index.py", wheels, settings, "control.json") as served:
         yield served
+
+
+def torch_wheel(directory, version, cuda="12.4", cudnn=90100, platform="linux_x86_64"):
+    """A small `torch` at `version` that answers as PyTorch does what `cudaenv sync` and `verify`
+    ask: torch.version.cuda, torch.backends.cudnn.version() (cuDNN's encoded number, 90100 for
+    9.1.0), and a torch.cuda that sees no GPU."""
+    files = {
+        "torch/__init__.py": (f"__version__ = {version!r}\nfrom torch import backends, cuda, version\n", 0o644),
+        "torch/version.py": (f"__version__ = {version!r}\ncuda = {cuda!r}\n", 0o644),
+        "torch/backends/__init__.py": ("from torch.backends import cudnn\n", 0o644),
+        "torch/backends/cudnn/__init__.py": (f"def version():\n    return {cudnn!r}\n", 0o644),
+        "torch/cuda/__init__.py": ("def is_available():\n    return False\n\n\ndef device_count():\n"
+                                   "    return 0\n\n\ndef get_arch_list():\n    return []\n", 0o644),
+    }
+    return write_wheel(directory, "torch", version, files, platform=platform)

@@ -67,10 +67,20 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
+    head = False  # a HEAD request: the headers a GET would get, no body
+
+    def do_HEAD(self):  # uv asks for a wheel's headers before it fetches it
+        self.head = True
+        self.answer()
+
     def do_GET(self):
+        self.head = False  # one handler serves every request of a kept-alive connection
+        self.answer()
+
+    def answer(self):
         path = unquote(urlparse(self.path).path)
         with open(CONTROL + ".log", "a") as log:
-            log.write(f"GET {path} {self.headers.get('Accept', '-')}\n")
+            log.write(f"{'HEAD' if self.head else 'GET'} {path} {self.headers.get('Accept', '-')}\n")
         settings = control()
         if path in settings.get("status", {}):
             return self.send(settings["status"][path], b"injected\n", "text/plain")
@@ -103,7 +113,8 @@ class Handler(BaseHTTPRequestHandler):
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(body)
+        if not self.head:
+            self.wfile.write(body)
 
     def files_of(self, project, settings):
         names = sorted(n for n in os.listdir(ROOT) if n.endswith(".whl") and project_of(n) == project)
@@ -144,22 +155,34 @@ class Handler(BaseHTTPRequestHandler):
         if not os.path.isfile(local):
             return self.send(404, b"not found\n", "text/plain")
         size = os.path.getsize(local)
-        start = 0
+        start, end = 0, size - 1
         rng = self.headers.get("Range")
         if rng and rng.startswith("bytes="):
-            start = int(rng[6:].split("-")[0] or 0)
+            first, _, last = rng[6:].split(",")[0].strip().partition("-")
+            if first:  # "a-" or "a-b"
+                start, end = int(first), min(int(last), size - 1) if last else size - 1
+            else:  # "-n": the last n bytes (what a reader of a zip's directory asks)
+                start = max(size - int(last), 0)
             self.send_response(206)
-            self.send_header("Content-Range", f"bytes {start}-{size - 1}/{size}")
+            self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
         else:
             self.send_response(200)
         self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Content-Length", str(size - start))
+        self.send_header("Accept-Ranges", "bytes")
+        self.send_header("Content-Length", str(end + 1 - start))
         self.end_headers()
+        if self.head:
+            return
         with open(local, "rb") as f:
             f.seek(start)
+            left = end + 1 - start
             try:
-                for block in iter(lambda: f.read(1 << 16), b""):
+                while left > 0:
+                    block = f.read(min(1 << 16, left))
+                    if not block:
+                        break
                     self.wfile.write(block)
+                    left -= len(block)
             except (BrokenPipeError, ConnectionResetError):
                 return
 

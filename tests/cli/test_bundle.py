@@ -17,11 +17,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import shutil
+
 import minbase_root
+import repack
 from harness import BINARY, case, check, clean_env, finish, mirror_server
 from synthetic_mirror import cudnn_release, toolkit_release
 
 BUNDLE = os.environ.get("CUDAENV_BUNDLE", "")
+CACHE = Path(os.environ.get("CUDAENV_TEST_CACHE", Path(__file__).parent / ".cache"))
 GLIBC_CEILING = (2, 34)
 
 if not BUNDLE:
@@ -115,26 +119,59 @@ def the_unpacked_bundle_works_in_a_minimal_debian_root(tmp):
 
 
 
+def real_toolkit_mirror(tmp):
+    """A mirror holding this machine's own toolkit (packed as NVIDIA packs its redist archives,
+    cached as test_e2e_install caches it): the recipes' build check compiles with it. Returns the
+    release and nvcc's version, or None where the machine has no nvcc to pack."""
+    nvcc = shutil.which("nvcc")
+    if not nvcc:
+        return None
+    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60).stdout
+    match = re.search(r"release ([0-9]+\.[0-9]+), V([0-9.]+)", out)
+    if not match:
+        return None
+    release, version = match.group(1) + ".0", match.group(2)
+    cached = CACHE / f"system-toolkit-mirror-{version}"
+    if not (cached / "cuda" / "redist" / f"redistrib_{release}.json").exists():
+        shutil.rmtree(cached, ignore_errors=True)
+        if not repack.pack_system_toolkit(repack.toolkit_prefix_of(nvcc), str(cached), release, version):
+            return None
+    # Hard links: `mirror create --with-cudaenv` adds the bundle here, never to the cache.
+    subprocess.run(["cp", "-al", str(cached), str(tmp / "mirror")], check=True, timeout=120)
+    return release, version
+
+
+def mirror_with_bundle(tmp, env):
+    made = subprocess.run([BINARY, "mirror", "create", str(tmp / "mirror"), "--with-cudaenv", BUNDLE],
+                          env=env, capture_output=True, text=True, timeout=120)
+    check(made.returncode == 0, f"mirror create --with-cudaenv: {made.stderr!r}")
+
+
+# An image with curl and the compiler, as ubuntu:24.04 is after the recipe's first two steps
+# (their `command -v` guards skip apt-get, which a root without the network cannot run).
+IMAGE_PACKAGES = ("curl", "g++")
+
+
 @case
-def a_generated_dockerfiles_install_steps_run_in_a_minimal_root(tmp):
+def a_generated_dockerfiles_steps_run_in_a_minimal_root_and_its_build_check_passes(tmp):
+    real = real_toolkit_mirror(tmp)
+    if real is None:
+        print("skip part: no nvcc here to pack a real toolkit")
+        return
+    release, version = real
     # The recipe as `cudaenv export dockerfile` writes it for a project with targets.
     project = tmp / "project"
     project.mkdir()
-    (project / ".cudaenv").write_text('cuda = "12.4"\n[targets.h100]\ndriver = "550.54.15"\narch = ["9.0"]\n')
+    (project / ".cudaenv").write_text(f'cuda = "{release}"\n[targets.h100]\ndriver = "580"\narch = ["9.0"]\n')
     env = clean_env(tmp, CUDAENV_ROOT=tmp / "data", PWD=project)
     recipe = subprocess.run([BINARY, "export", "dockerfile"], cwd=project, env=env,
                             capture_output=True, text=True, timeout=60)
     check(recipe.returncode == 0, f"export dockerfile: {recipe.stderr!r}")
     runs = re.findall(r"^RUN (.*)$", recipe.stdout, re.M)
     envs = re.findall(r'^ENV (\w+)="([^"]*)"$', recipe.stdout, re.M)
-    check(len(runs) == 3 and envs, f"install steps and environment: {recipe.stdout}")
-    # The mirror the build argument names: the toolkit and the bundle with its get script.
-    toolkit_release(tmp / "mirror", "12.4.1", "12.4.131")
-    made = subprocess.run([BINARY, "mirror", "create", str(tmp / "mirror"), "--with-cudaenv", BUNDLE],
-                          env=env, capture_output=True, text=True, timeout=120)
-    check(made.returncode == 0, f"mirror create --with-cudaenv: {made.stderr!r}")
-    # An image with curl (ubuntu:24.04 after the recipe's first step), where no engine runs.
-    root = minbase_root.unpack(tmp / "root", packages=("curl",))
+    check(len(runs) == 5 and envs, f"install steps, the build check and the environment: {recipe.stdout}")
+    mirror_with_bundle(tmp, env)
+    root = minbase_root.unpack(tmp / "root", packages=IMAGE_PACKAGES)
     (root / "project").mkdir()
     (root / "project/.cudaenv").write_text((project / ".cudaenv").read_text())  # COPY .cudaenv ./
     base = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "LANG": "C.UTF-8"}
@@ -143,24 +180,16 @@ def a_generated_dockerfiles_install_steps_run_in_a_minimal_root(tmp):
             step = minbase_root.run(root, f"cd /project && {line}", {**base, "CUDAENV_MIRROR": url})
             print(f"--- RUN {line}\n{step.stdout}{step.stderr}", end="")
             check(step.returncode == 0, f"RUN {line} succeeds in the root")
+    check("builds GPU code for sm_90" in step.stdout, f"the build check compiled for the target: {step.stdout}")
     image_env = dict(base)
     for name, value in envs:
         image_env[name] = value.replace("$PATH", image_env["PATH"])
     used = minbase_root.run(root, 'cd / && echo "CUDA_HOME=$CUDA_HOME" && nvcc --version && '
                                   'cudaenv current', image_env)
     print(f"--- in the image's environment\n{used.stdout}{used.stderr}", end="")
-    check("V12.4.131" in used.stdout, "nvcc on the image's PATH is the recipe's toolkit")
-    check(used.returncode == 0 and "12.4.1" in used.stdout, "cudaenv in the image sees the toolkit")
+    check(f"V{version}" in used.stdout, "nvcc on the image's PATH is the recipe's toolkit")
+    check(used.returncode == 0 and release in used.stdout, "cudaenv in the image sees the toolkit")
     check(image_env.get("CMAKE_CUDA_ARCHITECTURES") == "90", f"the target's arch: {image_env}")
-
-
-def mirror_with_bundle(tmp, env):
-    """The mirror the recipes' build argument names: a toolkit, a cuDNN, the bundle and its get script."""
-    toolkit_release(tmp / "mirror", "12.4.1", "12.4.131")
-    cudnn_release(tmp / "mirror", "9.1.0", "9.1.0.70")
-    made = subprocess.run([BINARY, "mirror", "create", str(tmp / "mirror"), "--with-cudaenv", BUNDLE],
-                          env=env, capture_output=True, text=True, timeout=120)
-    check(made.returncode == 0, f"mirror create --with-cudaenv: {made.stderr!r}")
 
 
 def section(text, name):
@@ -171,12 +200,20 @@ def section(text, name):
 
 @case
 def a_generated_apptainer_definitions_post_with_a_lock_runs_in_a_minimal_root(tmp):
+    real = real_toolkit_mirror(tmp)
+    if real is None:
+        print("skip part: no nvcc here to pack a real toolkit")
+        return
+    release, version = real
+    major = release.split(".")[0]
+    cudnn_release(tmp / "mirror", "9.13.0", "9.13.0.50", variants=(major,))
     project = tmp / "project"
     project.mkdir()
-    (project / ".cudaenv").write_text('cuda = "12.4"\ncudnn = "9.1"\n[targets.h100]\ndriver = "550.54.15"\narch = ["9.0"]\n')
+    (project / ".cudaenv").write_text(f'cuda = "{release}"\ncudnn = "9.13"\n'
+                                      '[targets.h100]\ndriver = "580"\narch = ["9.0"]\n')
     env = clean_env(tmp, CUDAENV_ROOT=tmp / "data", PWD=project)
     mirror_with_bundle(tmp, env)
-    root = minbase_root.unpack(tmp / "root", packages=("curl",))
+    root = minbase_root.unpack(tmp / "root", packages=IMAGE_PACKAGES)
     with mirror_server(tmp / "mirror") as (url, _):
         locked = subprocess.run([BINARY, "lock", "--mirror", url], cwd=project, env=env,
                                 capture_output=True, text=True, timeout=120)
@@ -199,15 +236,17 @@ def a_generated_apptainer_definitions_post_with_a_lock_runs_in_a_minimal_root(tm
         built = minbase_root.run(root, script, base)
         print(f"--- %post\n{built.stdout}{built.stderr}", end="")
         check(built.returncode == 0, "%post succeeds in the root")
-    check((root / "opt/cudaenv/data/cudnn/9.1.0-cuda12/lib").is_dir(), "the locked cuDNN is installed")
+    check((root / f"opt/cudaenv/data/cudnn/9.13.0-cuda{major}/lib").is_dir(), "the locked cuDNN is installed")
+    check("builds GPU code for sm_90" in built.stdout, f"%post's build check compiled for the target: {built.stdout}")
     # %environment, sourced as apptainer does; then cudaenv itself, in the image, agrees with it.
     exports = "\n".join(section(recipe.stdout, "environment"))
     used = minbase_root.run(root, f"{exports}\ncd /project && nvcc --version && echo \"LD=$LD_LIBRARY_PATH\" && "
                                   "env > /tmp/image.env && cudaenv env --shell json", base)
     print(f"--- in the image's environment\n{used.stdout}{used.stderr}", end="")
-    check(used.returncode == 0 and "V12.4.131" in used.stdout, "nvcc on the image's PATH is the locked toolkit's")
+    check(used.returncode == 0 and f"V{version}" in used.stdout, "nvcc on the image's PATH is the locked toolkit's")
     ld = re.search(r"^LD=(.*)$", used.stdout, re.M)
-    check(ld is not None and ld.group(1) == "/opt/cudaenv/data/toolkits/12.4.1/lib64:/opt/cudaenv/data/cudnn/9.1.0-cuda12/lib",
+    check(ld is not None and ld.group(1) == f"/opt/cudaenv/data/toolkits/{release}/lib64:"
+                                            f"/opt/cudaenv/data/cudnn/9.13.0-cuda{major}/lib",
           f"the toolkit's and the cuDNN's libraries, no empty entry: {ld and ld.group(1)!r}")
     computed = json.loads(used.stdout[used.stdout.index("{"):]) if "{" in used.stdout else {}
     names = re.findall(r'^export (\w+)=', exports, re.M)

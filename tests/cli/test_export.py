@@ -130,6 +130,12 @@ def dockerfile_installs_the_pinned_release_and_sets_what_the_hook_sets(tmp):
     check(env.get("TORCH_CUDA_ARCH_LIST") == "8.0;9.0", f"the targets' archs: {env.get('TORCH_CUDA_ARCH_LIST')}")
     check(env.get("CMAKE_CUDA_ARCHITECTURES") == "80;90", f"as CMake writes them: {env.get('CMAKE_CUDA_ARCHITECTURES')}")
     check(re.search(r"^HEALTHCHECK CMD /opt/cudaenv/bin/cudaenv verify", text, re.M) is not None, "verify is the health check")
+    # The image has the compiler verify builds with, and the build checks what needs no GPU.
+    check(re.search(r"^RUN command -v g\+\+ >/dev/null \|\| \{ apt-get update && apt-get install -y "
+                    r"--no-install-recommends g\+\+ ", text, re.M) is not None, f"g++ is installed: {text}")
+    runs = re.findall(r"^RUN (.*)$", text, re.M)
+    check(runs and runs[-1].endswith("/opt/cudaenv/bin/cudaenv verify --build-only --only-arch '8.0' --only-arch '9.0'"),
+          f"the last step builds for the targets' architectures, without a GPU: {runs}")
 
 
 @case
@@ -149,7 +155,21 @@ def apptainer_definition_has_the_same_steps_and_verify_as_its_test(tmp):
           f"the same environment: {env}")
     docker = env_lines(export(tmp, project, "dockerfile").stdout, "ENV ")
     check(env == docker, f"the same environment as the Dockerfile's:\n{env}\n{docker}")
-    check(text.rstrip().endswith("%test\n    /opt/cudaenv/bin/cudaenv verify"), "verify is %test")
+    # %test runs at the end of every build: the GPU run where there is a GPU, else the build check.
+    check(text.rstrip().endswith("%test\n    if nvidia-smi -L >/dev/null 2>&1; then /opt/cudaenv/bin/cudaenv verify; "
+                                 "else /opt/cudaenv/bin/cudaenv verify --build-only --only-arch '8.0' --only-arch '9.0'; fi"),
+          f"%test: {text[text.find('%test'):]!r}")
+    test = text[text.find("%test") + len("%test"):].strip()
+    for gpu, expected in ((True, "verify"), (False, "verify --build-only --only-arch 8.0 --only-arch 9.0")):
+        probe = tmp / ("with-gpu" if gpu else "without-gpu")
+        probe.mkdir()
+        (probe / "nvidia-smi").write_text("#!/bin/sh\nexit %d\n" % (0 if gpu else 9))
+        (probe / "cudaenv").write_text('#!/bin/sh\necho "ran: $*"\n')
+        for name in ("nvidia-smi", "cudaenv"):
+            (probe / name).chmod(0o755)
+        ran = subprocess.run(["sh", "-c", test.replace("/opt/cudaenv/bin/cudaenv", str(probe / "cudaenv"))],
+                             env={"PATH": f"{probe}:/usr/bin:/bin"}, capture_output=True, text=True, timeout=60)
+        check(ran.stdout == f"ran: {expected}\n", f"%test with GPU={gpu}: {ran.stdout!r} {ran.stderr!r}")
 
 
 @case

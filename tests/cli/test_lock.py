@@ -209,6 +209,43 @@ def a_driver_branch_and_a_single_arch_are_what_people_write(tmp):
 
 
 @case
+def a_target_names_its_gpus_and_the_lock_records_their_architectures(tmp):
+    """gpu = "H100" and "RTX 4090" are the database's 9.0 and 8.9; the lock records the names beside
+    the architectures, so `env --target` (which reads no database) answers from it; a typo is exit 2
+    with the nearest names, before anything is fetched."""
+    toolkit_release(tmp / "mirror", "13.0.0", "13.0.48")
+    project = tmp / "repo"
+    project.mkdir()
+    (tmp / "sysroot").mkdir()
+    (project / ".cudaenv").write_text('cuda = "13.0"\n[targets.lab]\ndriver = "580"\n'
+                                      'gpu = ["H100", "GeForce RTX 4090"]\n')
+    with mirror_server(tmp / "mirror") as (url, _):
+        env = env_for(tmp, url)
+        proc = cudaenv(["env", "--target", "lab"], env, project)
+        expect_error(proc, 2, f"--target: targets.lab in {project}/.cudaenv names GPU models (gpu = ...)")
+        proc = cudaenv(["lock"], env, project)
+        check(proc.returncode == 0, f"lock with GPU names: {proc.returncode} {proc.stderr!r}")
+        lock = tomllib.loads((project / ".cudaenv.lock").read_text()) if proc.returncode == 0 else {}
+        lab = lock.get("targets", {}).get("lab", {})
+        check(lab.get("gpu") == ["H100", "GeForce RTX 4090"] and lab.get("arch") == ["8.9", "9.0"] and
+              lab.get("CMAKE_CUDA_ARCHITECTURES") == "89;90", f"the names and their architectures: {lab}")
+        proc = cudaenv(["lock", "--check"], env, project, expect=0)
+        check("is current" in proc.stdout, proc.stdout)
+        proc = cudaenv(["env", "--target", "lab", "--shell", "json"], env, project, expect=0)
+        check(json.loads(proc.stdout)["variables"].get("TORCH_CUDA_ARCH_LIST") == "8.9;9.0", proc.stdout)
+        # Another GPU in the list: the lock no longer says what the target is.
+        (project / ".cudaenv").write_text('cuda = "13.0"\n[targets.lab]\ndriver = "580"\n'
+                                          'gpu = ["H100", "A100"]\n')
+        proc = cudaenv(["lock", "--check"], env, project, expect=1)
+        check("targets.lab.gpu" in proc.stdout, proc.stdout)
+        (project / ".cudaenv").write_text('cuda = "13.0"\n[targets.lab]\ndriver = "580"\ngpu = "H10"\n')
+        proc = cudaenv(["lock"], env, project)
+        expect_error(proc, 2, f'{project}/.cudaenv:4: targets.lab.gpu: the database knows no GPU "H10"; '
+                              'did you mean ', '"H100"')
+        check('arch = ["8.0"]' in proc.stderr, proc.stderr)
+
+
+@case
 def no_targets_and_no_gpu_asks_to_declare_one(tmp):
     project = setup(tmp, 'cuda = "12.4"\n')
     with mirror_server(tmp / "mirror") as (url, _):

@@ -165,4 +165,30 @@ def a_lock_of_the_series_only_form_is_stale_for_the_check(tmp):
         check("hint: run cudaenv lock" in proc.stderr, proc.stderr)
 
 
+@case
+def on_a_mirror_without_cudnn_torch_locks_with_the_cudnn_of_its_wheels(tmp):
+    toolkit_release(tmp / "mirror", "12.4.1", "12.4.131")  # no cudnn/ on this mirror
+    framework_wheel(tmp / "wheels", "torch", "2.5.1+cu124", "linux_x86_64")
+    project = tmp / "repo"
+    project.mkdir()
+    (project / ".cudaenv").write_text(PROJECT)
+    (tmp / "sysroot").mkdir()
+    with mirror_server(tmp / "mirror") as (url, _), framework_index(tmp / "wheels") as (index, _):
+        env = env_for(tmp, url, index)
+        proc = run_in(["lock"], env, project, expect=0)
+        check("cudaenv: note:" in proc.stderr and "this mirror carries no cuDNN" in proc.stderr
+              and "torch brings its own cuDNN in its wheels, so the lock holds no cuDNN archive" in proc.stderr,
+              proc.stderr)
+        check("--cudnn" not in proc.stderr, "lock has no --cudnn flag to leave out: " + proc.stderr)
+        lock = tomllib.loads((project / ".cudaenv.lock").read_text())
+        check("cudnn" not in lock and lock["frameworks"]["torch"]["version"] == "2.5.1+cu124", str(lock))
+        run_in(["lock", "--check"], env, project, expect=0)
+        # A cuDNN .cudaenv pins itself is not dropped: the error says what to change, in .cudaenv's words.
+        (project / ".cudaenv").write_text('cudnn = "9.1"\n' + PROJECT)
+        proc = run_in(["lock"], env, project)
+        expect_error(proc, 3, "this mirror carries no cuDNN")
+        check("remove cudnn from .cudaenv (torch brings its own cuDNN in its wheels)" in proc.stderr
+              and "leave out --cudnn" not in proc.stderr, proc.stderr)
+
+
 finish()

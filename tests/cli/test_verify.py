@@ -89,6 +89,25 @@ def a_framework_that_is_not_installed_fails_that_check_only(tmp):
 
 
 @case
+def build_only_builds_for_the_named_architectures_and_runs_nothing(tmp):
+    """What a container build without a GPU can check: the toolkit compiles and links the device
+    query for the targets' architectures. It passes on a machine with no driver, where the full
+    verify fails (exit 7)."""
+    env = clean_env(tmp, CUDAENV_ROOT=tmp / "cudaenv")
+    report = verify_json(["--build-only", "--only-arch", "8.0", "--only-arch", "9.0"], env, 0)
+    check(report["ok"] and report["build_only"] and report["run"] is None and report["gpus"] == [],
+          f"built, nothing ran: {report}")
+    check(report["build"]["ok"] and report["build"]["archs"][:2] == ["sm_80", "sm_90"], f"{report['build']}")
+    check(Path(report["build"]["binary"]).is_file(), "the program was built")
+    text = run(["verify", "--build-only", "--only-arch", "9.0"], env, check_exit=0).stdout
+    check("not run (--build-only)" in text and "builds GPU code for" in text, f"text report:\n{text}")
+    if not machine_has_driver(env):
+        run(["verify"], env, check_exit=7)  # the full check needs a driver
+    proc = run(["verify", "--build-only", "--torch"], env, check_exit=2)
+    check("--build-only runs nothing" in proc.stderr, proc.stderr)
+
+
+@case
 def a_spec_that_is_not_installed_is_exit_3_with_the_install_hint(tmp):
     proc = run(["verify", "10.1.999"], clean_env(tmp, CUDAENV_ROOT=tmp / "cudaenv"), check_exit=3)
     check("cudaenv install 10.1.999" in proc.stderr, f"hint names the install command: {proc.stderr}")

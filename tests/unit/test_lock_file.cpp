@@ -9,6 +9,7 @@
 #include "lock/lock_file.hpp"
 #include "project/project_file.hpp"
 #include "project/targets.hpp"
+#include "test_util.hpp"
 
 using namespace cudaenv;
 
@@ -43,7 +44,7 @@ lock::LockFile sample_lock() {
       "pip install torch==2.5.1+cu124 --index-url https://download.pytorch.org/whl/cu124",
       {{"torch-2.5.1+cu124-cp312-cp312-linux_x86_64.whl", std::string(64, 'e')},
        {"torch-2.5.1+cu124-cp313-cp313-linux_x86_64.whl", ""}}};
-  lock::LockedTarget target{"535.104.05", "minor-compat", {"8.0"}, "8.0", "80", "", {}};
+  lock::LockedTarget target{"535.104.05", "minor-compat", {"8.0"}, "8.0", "80", "", {}, {}};
   target.verified.push_back({"2026-11-30T19:00:00Z", "NVIDIA \"A100\"", "8.0", "550.54.15",
                              "12.4.1", std::string(64, 'c'), std::string(64, 'd')});
   lock.targets["a100"] = target;
@@ -106,6 +107,59 @@ TEST_CASE("a target takes a driver branch and a single architecture, as people w
   auto bad_arch = with("\"580\"", "\"9\"");
   REQUIRE_FALSE(bad_arch.ok());
   CHECK(has(bad_arch.error().message, "targets.h100.arch must be a compute capability"));
+}
+
+TEST_CASE("a target names its GPUs as people write them, and the database gives their archs") {
+  auto targets = project::parse_targets(
+      "cuda = \"13\"\n[targets.lab]\ndriver = \"580\"\n"
+      "gpu = [\"H100\", \"NVIDIA GeForce RTX 4090\", \"a100\"]\narch = \"8.6\"\n"
+      "[targets.big]\ndriver = \"580\"\ngpu = \"B300\"\n",
+      "/r/.cudaenv");
+  REQUIRE(targets.ok());
+  CHECK_FALSE(targets->front().archs_known());  // before the database named them
+  CHECK(targets->front().archs == std::vector<Version>{*Version::parse("8.6")});
+  const auto known = test::embedded_database().gpu_model_archs();
+  REQUIRE(project::name_gpu_archs(*targets, known, "/r/.cudaenv").ok());
+  std::vector<std::string> archs;
+  for (const auto& arch : targets->front().archs) archs.push_back(arch.str());
+  CHECK(archs == std::vector<std::string>{"8.0", "8.6", "8.9", "9.0"});
+  CHECK(targets->front().archs_known());
+  CHECK(targets->back().archs == std::vector<Version>{*Version::parse("10.3")});
+  CHECK(project::gpu_key("GeForce rtx-4090") == project::gpu_key("RTX 4090"));
+  CHECK(project::gpu_key("L40S") != project::gpu_key("L40"));
+}
+
+TEST_CASE("a GPU the database does not know is refused at its line, with the nearest names") {
+  const auto named = [](const std::string& gpu) {
+    auto targets = project::parse_targets(
+        "cuda = \"13\"\n[targets.lab]\ndriver = \"580\"\ngpu = \"" + gpu + "\"\n", "/r/.cudaenv");
+    REQUIRE(targets.ok());
+    return project::name_gpu_archs(*targets, test::embedded_database().gpu_model_archs(),
+                                   "/r/.cudaenv");
+  };
+  auto typo = named("H10");
+  REQUIRE_FALSE(typo.ok());
+  CHECK(typo.error().kind == ErrorKind::usage);
+  CHECK(has(typo.error().message,
+            "/r/.cudaenv:4: targets.lab.gpu: the database knows no GPU \"H10\"; did you mean"));
+  CHECK(has(typo.error().message, "\"H100\""));
+  CHECK(has(typo.error().hint, "arch = [\"8.0\"]"));
+  auto unknown = named("Voodoo 5");
+  REQUIRE_FALSE(unknown.ok());
+  CHECK_FALSE(has(unknown.error().message, "did you mean"));
+  // Neither a name nor an arch: nothing to build for.
+  auto neither =
+      project::parse_targets("cuda = \"13\"\n[targets.lab]\ndriver = \"580\"\n", "/r/.cudaenv");
+  REQUIRE_FALSE(neither.ok());
+  CHECK(has(neither.error().message, "targets.lab has no arch and no gpu"));
+  for (const auto* bad : {"\"\"", "\"H100; rm -rf /\"", "[\"$(id)\"]", "[]", "7"}) {
+    CAPTURE(bad);
+    auto targets = project::parse_targets(
+        std::string("cuda = \"13\"\n[targets.lab]\ndriver = \"580\"\ngpu = ") + bad + "\n",
+        "/r/.cudaenv");
+    REQUIRE_FALSE(targets.ok());
+    CHECK(has(targets.error().message, "/r/.cudaenv:4: targets.lab.gpu must be a GPU model"));
+  }
 }
 
 TEST_CASE("a misspelled key inside a target is named with its target") {

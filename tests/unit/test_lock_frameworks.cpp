@@ -2,12 +2,14 @@
 // .cudaenv spec, the local tag of its build), which of an index's files satisfy it, and
 // `lock --check` judging a locked version without asking the index.
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include <doctest/doctest.h>
 
 #include "lock/framework_index.hpp"
+#include "lock/framework_install.hpp"
 #include "lock/framework_pin.hpp"
 #include "resolve/resolver.hpp"
 #include "test_util.hpp"
@@ -157,4 +159,78 @@ TEST_CASE(
   CHECK(checked.problems[0].rfind("frameworks.torch.pip: the lock has", 0) == 0);
   CHECK(lock::check_frameworks({}, {torch}).problems ==
         std::vector<std::string>{"frameworks.torch: wanted now, not in the lock"});
+}
+
+namespace {
+
+lock::LockedFramework locked_torch(std::vector<std::string> filenames) {
+  lock::LockedFramework framework;
+  framework.version = "2.5.1+cu124";
+  framework.index_url = "https://download.pytorch.org/whl/cu124";
+  framework.pip_args = {"torch==2.5.1+cu124", "--index-url", framework.index_url};
+  for (auto& name : filenames) framework.wheels.push_back({std::move(name), std::string(64, 'b')});
+  return framework;
+}
+
+}  // namespace
+
+TEST_CASE("sync takes the locked wheel this Python installs: its own build before abi3 and pure") {
+  const auto framework = locked_torch({"torch-2.5.1+cu124-py3-none-any.whl",
+                                       "torch-2.5.1+cu124-cp39-abi3-manylinux_2_28_x86_64.whl",
+                                       "torch-2.5.1+cu124-cp312-cp312-linux_x86_64.whl",
+                                       "torch-2.5.1+cu124-cp311-cp311-linux_x86_64.whl",
+                                       "torch-2.5.1+cu124-cp313-cp313t-linux_x86_64.whl"});
+  const auto pick = [&](const char* python) {
+    const auto wheel = lock::wheel_for_python(framework, *lock::parse_python_version(python));
+    return wheel ? wheel->filename : std::string("none");
+  };
+  CHECK(pick("3.12") == "torch-2.5.1+cu124-cp312-cp312-linux_x86_64.whl");
+  CHECK(pick("3.11") == "torch-2.5.1+cu124-cp311-cp311-linux_x86_64.whl");
+  CHECK(pick("3.10") == "torch-2.5.1+cu124-cp39-abi3-manylinux_2_28_x86_64.whl");
+  CHECK(pick("3.8") == "torch-2.5.1+cu124-py3-none-any.whl");  // abi3 of 3.9 is too new
+  const auto windows_only = locked_torch({"torch-2.5.1+cu124-cp312-cp312-win_amd64.whl"});
+  CHECK_FALSE(lock::wheel_for_python(windows_only, {3, 12}));
+  CHECK_FALSE(lock::parse_python_version("3"));
+  CHECK_FALSE(lock::parse_python_version("3.12.1"));
+}
+
+TEST_CASE("the requirement, the project and the hashed line come from the checked pip args") {
+  auto jax = locked_torch({});
+  jax.version = "0.5.0";
+  jax.pip_args = {"-U", "jax[cuda12]==0.5.0"};
+  CHECK(lock::locked_requirement(jax) == "jax[cuda12]==0.5.0");
+  CHECK(lock::locked_project(jax) == "jax");
+  CHECK(lock::locked_project(locked_torch({})) == "torch");
+  CHECK(lock::hashed_requirement("torch", "http://i/files/t.whl", std::string(64, 'c')) ==
+        "torch @ http://i/files/t.whl --hash=sha256:" + std::string(64, 'c') + "\n");
+  const auto pip = lock::hashed_install_argv(lock::Installer::pip, "", "/v/bin/python", "/r.txt");
+  CHECK(std::find(pip.begin(), pip.end(), "--require-hashes") != pip.end());
+  CHECK(std::find(pip.begin(), pip.end(), "--no-deps") != pip.end());
+  CHECK(pip.front() == "/v/bin/python");
+  const auto uv = lock::hashed_install_argv(lock::Installer::uv, "/u/uv", "/v/bin/python", "/r");
+  CHECK(uv.front() == "/u/uv");
+  CHECK(uv[3] == "--python");
+  CHECK(uv[4] == "/v/bin/python");
+}
+
+TEST_CASE("the locked build's CUDA and cuDNN come from the database, compared part by part") {
+  const auto& db = test::embedded_database();
+  const auto torch = lock::expected_build(db, "torch", locked_torch({}));
+  REQUIRE(torch.cuda);
+  REQUIRE(torch.cudnn);
+  CHECK(torch.cuda->str() == "12.4");
+  CHECK(torch.cudnn->str() == "9.1.0.70");
+  CHECK(lock::agrees("12.4", *torch.cuda));
+  CHECK_FALSE(lock::agrees("12.1", *torch.cuda));
+  CHECK(lock::agrees("9.1.0", *torch.cudnn));
+  CHECK(lock::agrees("9", *torch.cudnn));  // TensorFlow reports the major alone
+  CHECK_FALSE(lock::agrees("8.9.2", *torch.cudnn));
+  CHECK_FALSE(lock::agrees("", *torch.cudnn));
+  auto jax = locked_torch({});
+  jax.version = "0.5.0";
+  jax.pip_args = {"-U", "jax[cuda12]==0.5.0"};
+  const auto plugin = lock::expected_build(db, "jax", jax);
+  REQUIRE(plugin.cuda);
+  CHECK(plugin.cuda->str() == "12");
+  CHECK_FALSE(plugin.cudnn);
 }

@@ -77,7 +77,7 @@ TEST_CASE("a key nothing is close to lists the known ones, a mistyped table is a
   REQUIRE(file.ok());
   REQUIRE(file->warnings.size() == 1);
   CHECK(has(file->warnings[0].message,
-            "the keys are \"cuda\", \"cudnn\", \"host_compiler\", [frameworks]"));
+            "the keys are \"cuda\", \"cudnn\", \"host_compiler\", \"venv\", [frameworks]"));
   auto not_table = parse_project_file("cuda = \"12.4\"\nframeworks = \"torch\"\n", "/r/.cudaenv");
   REQUIRE_FALSE(not_table.ok());
   CHECK(has(not_table.error().message, "/r/.cudaenv:2: frameworks must be a table"));
@@ -139,4 +139,20 @@ TEST_CASE("use keeps the comment of a bare version line, and unsetting removes j
   CHECK(remove_key("cudnn = \"9\"\n", "", "cuda") == std::nullopt);
   CHECK(has_settings("# only\n\n  # comments\n") == false);
   CHECK(has_settings("# c\n[frameworks]\n") == true);
+}
+
+TEST_CASE("venv names a directory inside the project, never one that leaves it") {
+  auto file = parse_project_file("cuda = \"12.4\"\nvenv = \".venv/\"\n", "/r/.cudaenv");
+  REQUIRE(file.ok());
+  CHECK(file->venv == ".venv");
+  CHECK(file->warnings.empty());
+  for (const char* bad : {"../v", "/opt/v", "a/../../v", "", "-v", "a//b"}) {
+    auto refused =
+        parse_project_file("cuda = \"12.4\"\nvenv = \"" + std::string(bad) + "\"\n", "/r/.cudaenv");
+    REQUIRE_FALSE(refused.ok());
+    CHECK(has(refused.error().message,
+              "/r/.cudaenv:2: venv must be a relative path inside the project"));
+  }
+  auto typed = parse_project_file("cuda = \"12.4\"\nvenv = 1\n", "/r/.cudaenv");
+  REQUIRE_FALSE(typed.ok());
 }

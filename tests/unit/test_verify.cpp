@@ -284,7 +284,18 @@ TEST_CASE("the framework script's output is read into a report") {
       "framework framework=torch status=imported version=2.8.0+cpu cuda=- gpus=0 archs=-\n");
   CHECK(cpu.installed);
   CHECK_FALSE(cpu.cuda);
+  CHECK_FALSE(cpu.cudnn);
   CHECK(cpu.archs.empty());
+
+  // What sync compares with the lock: the Python it ran in, the cuDNN the framework loads.
+  auto synced = parse_framework_output(
+      "torch",
+      "python version=3.12\n"
+      "framework framework=torch status=imported version=2.5.1+cu124 cuda=12.4 cudnn=9.1.0 "
+      "gpus=0 archs=-\n");
+  CHECK(synced.python == "3.12");
+  CHECK(synced.cudnn == "9.1.0");
+  CHECK(synced.cuda == "12.4");
 }
 
 TEST_CASE("cuDNN's version is read from cudnn_version.h as cudnnGetVersion() encodes it") {
