@@ -64,9 +64,13 @@ def tool_from_pypi(tmp, name, version):
         cache.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "pip", "download", "--only-binary=:all:", "--dest", str(cache),
                         requirement], capture_output=True, timeout=300)
-    venv = make_venv(tmp / f"{name}-venv")
-    installed = subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "--no-index", "--find-links",
-                                str(cache), requirement], capture_output=True, timeout=300)
+    # A virtualenv without its own pip, filled by this Python's pip: ensurepip would cost a
+    # dozen seconds per tool on a loaded machine, and the tools do not need pip.
+    venv = tmp / f"{name}-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True,
+                   timeout=180)
+    installed = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin/python"), "install",
+                                "--no-index", "--find-links", str(cache), requirement], capture_output=True, timeout=300)
     _TOOLS[name] = venv / "bin" if installed.returncode == 0 else None
     return _TOOLS[name]
 
@@ -203,6 +207,14 @@ def pip_install_into_a_fresh_virtualenv_runs_the_real_binaries(tmp):
     check(pip.returncode == 0, f"pip install: {pip.stdout}{pip.stderr}")
     check(os.access(venv / "libexec/cudaenv/cudaenv-full", os.X_OK), "the full program is executable in the venv")
     works_from(tmp, venv / "bin/cudaenv", venv)
+    if shutil.which("man"):
+        # man-db derives its search path from PATH: <env>/bin gives <env>/share/man
+        page = subprocess.run(["man", "-w", "cudaenv"], env=clean_env(tmp / "home", PATH=f"{venv}/bin:{SYSTEM_PATH}"),
+                              capture_output=True, text=True, timeout=60)
+        check(page.stdout.strip() == str(venv / "share/man/man1/cudaenv.1"),
+              f"man finds the page with the virtualenv's bin/ on PATH: {page.stdout}{page.stderr}")
+    else:
+        print("skip part: no man to look the page up")
     removed = subprocess.run([str(venv / "bin/python"), "-m", "pip", "uninstall", "-y", "cudaenv"],
                              capture_output=True, text=True, timeout=300)
     check(removed.returncode == 0, f"pip uninstall: {removed.stderr}")
