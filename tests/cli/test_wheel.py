@@ -1,11 +1,12 @@
 """The wheel (scripts/wheel, from the release bundle) installs with the Python tools engineers use
-and runs from where they put it, with no Python on the way: `pip install` into a fresh virtualenv
-and `uv tool install` (uv from PyPI, installed into a throwaway virtualenv; its wheel cached under
-CUDAENV_TEST_CACHE) into a fresh tool directory. From each: the command on PATH is the front
+and runs from where they put it, with no Python on the way: `pip install` into a fresh virtualenv,
+`uv tool install` into a fresh tool directory and `pipx install` into a fresh PIPX_HOME (uv and
+pipx from PyPI, installed into throwaway virtualenvs; their wheels cached under
+CUDAENV_TEST_CACHE). From each: the command on PATH is the front
 program itself (an ELF file, not a console-script wrapper), `--version` and `info` work, `init
 bash` names the installed shim program, an interactive bash with the hook activates a pinned
 toolkit, the toolkit's shim runs its nvcc, and strace sees no Python started by the command, the
-hook or the shim. Uninstalling removes every file. The wheel's platform tag is the one its files
+hook or the shim; man finds the page after pip and pipx. Uninstalling removes every file. The wheel's platform tag is the one its files
 need (their newest GLIBC_ symbol version; auditwheel from PyPI agrees) and RECORD lists every
 file with its hash.
 
@@ -31,6 +32,8 @@ from synthetic_mirror import toolkit_release
 WHEEL = os.environ.get("CUDAENV_WHEEL", "")
 CACHE = Path(os.environ.get("CUDAENV_TEST_CACHE") or Path.home() / ".cache/cudaenv-ci/downloads")
 UV_VERSION = "0.9.5"
+PIPX_VERSION = "1.18.4"
+PIPX_PIP = "pip==26.3"  # what pipx puts in its shared environment (it asks for pip >= 26.1)
 AUDITWHEEL_VERSION = "6.8.2"  # the manylinux policy's own checker
 SYSTEM_PATH = "/usr/bin:/bin"
 
@@ -52,10 +55,11 @@ def make_venv(path):
 _TOOLS = {}
 
 
-def tool_from_pypi(tmp, name, version):
+def tool_from_pypi(tmp, name, version, also=()):
     """The bin/ directory of a throwaway virtualenv holding NAME==VERSION from PyPI with its
-    dependencies; the wheels are downloaded once into CUDAENV_TEST_CACHE/NAME. None when they
-    cannot be had."""
+    dependencies; the wheels (and those of the requirements `also` names, which the tool itself
+    installs later) are downloaded once into CUDAENV_TEST_CACHE/NAME. None when they cannot be
+    had."""
     if name in _TOOLS:
         return _TOOLS[name]
     cache = CACHE / name
@@ -63,7 +67,7 @@ def tool_from_pypi(tmp, name, version):
     if not list(cache.glob(f"{name}-{version}-*.whl")):
         cache.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "pip", "download", "--only-binary=:all:", "--dest", str(cache),
-                        requirement], capture_output=True, timeout=300)
+                        requirement, *also], capture_output=True, timeout=300)
     # A virtualenv without its own pip, filled by this Python's pip: ensurepip would cost a
     # dozen seconds per tool on a loaded machine, and the tools do not need pip.
     venv = tmp / f"{name}-venv"
@@ -241,6 +245,33 @@ def uv_tool_install_puts_a_working_cudaenv_on_the_tool_bin_dir(tmp):
                              text=True, timeout=60)
     check(removed.returncode == 0 and not (tmp / "bin/cudaenv").exists() and not (tmp / "tools/cudaenv").exists(),
           f"uv tool uninstall removes the command and the tool's environment: {removed.stderr}")
+
+
+
+@case
+def pipx_install_links_the_program_and_its_man_page(tmp):
+    pipx = tool_from_pypi(tmp, "pipx", PIPX_VERSION, also=(PIPX_PIP,))
+    if pipx is None:
+        check(not engines_required(), f"pipx {PIPX_VERSION} could not be had from PyPI, and CUDAENV_REQUIRE_ENGINES=1")
+        print("skip: pipx could not be had")
+        return
+    # pipx's default layout, below tmp instead of ~/.local: bin/ and share/man beside it
+    env = clean_env(tmp / "home", PIPX_HOME=tmp / "pipx", PIPX_BIN_DIR=tmp / "bin", PIPX_MAN_DIR=tmp / "share/man",
+                    PIP_NO_INDEX="1", PIP_FIND_LINKS=CACHE / "pipx", PATH=f"{pipx}:{SYSTEM_PATH}")
+    (tmp / "home").mkdir()
+    installed = subprocess.run([str(pipx / "pipx"), "install", "--python", sys.executable, WHEEL], env=env,
+                               capture_output=True, text=True, timeout=300)
+    check(installed.returncode == 0, f"pipx install: {installed.stdout}{installed.stderr}")
+    works_from(tmp, tmp / "bin/cudaenv", tmp / "pipx/venvs/cudaenv")
+    if shutil.which("man"):
+        page = subprocess.run(["man", "-w", "cudaenv"], env=clean_env(tmp / "home", PATH=f"{tmp}/bin:{SYSTEM_PATH}"),
+                              capture_output=True, text=True, timeout=60)
+        check(Path(page.stdout.strip()).resolve() == (tmp / "pipx/venvs/cudaenv/share/man/man1/cudaenv.1").resolve(),
+              f"man finds the page pipx linked beside its bin/: {page.stdout}{page.stderr}")
+    removed = subprocess.run([str(pipx / "pipx"), "uninstall", "cudaenv"], env=env, capture_output=True, text=True,
+                             timeout=60)
+    check(removed.returncode == 0 and not (tmp / "bin/cudaenv").exists() and not (tmp / "pipx/venvs/cudaenv").exists(),
+          f"pipx uninstall removes the command and its environment: {removed.stderr}")
 
 
 finish()
