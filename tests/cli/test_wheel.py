@@ -36,6 +36,7 @@ PIPX_VERSION = "1.18.4"
 PIPX_PIP = "pip==26.3"  # what pipx puts in its shared environment (it asks for pip >= 26.1)
 AUDITWHEEL_VERSION = "6.8.2"  # the manylinux policy's own checker
 SYSTEM_PATH = "/usr/bin:/bin"
+ROOT = Path(__file__).resolve().parents[2]
 
 if not WHEEL:
     print("skipped: CUDAENV_WHEEL is not set (scripts/test builds the wheel and sets it)")
@@ -201,6 +202,30 @@ def the_wheel_is_tagged_for_the_glibc_its_files_need_and_records_every_file(tmp)
     tag = f"manylinux_2_{newest[1]}_x86_64"
     check(shown.returncode == 0 and f'is consistent with the following platform tag: "{tag}"' in verdict,
           f"auditwheel show agrees the wheel is {tag}: {shown.stdout}{shown.stderr}")
+
+
+@case
+def a_program_loading_a_library_the_wheel_may_not_take_from_the_system_stops_the_build(tmp):
+    # /bin/ls loads libselinux, which is neither in the bundle nor one of the manylinux policy's
+    # system libraries: a wheel holding it would fail to start where libselinux is missing.
+    if "libselinux.so.1" not in subprocess.run(["objdump", "-p", "/bin/ls"], capture_output=True, text=True).stdout:
+        print("skip: /bin/ls here does not load libselinux")
+        return
+    top = tmp / "cudaenv-0.1.0-linux-x86_64"
+    for where in ("bin", "libexec/cudaenv", "share/doc/cudaenv"):
+        (top / where).mkdir(parents=True)
+    with zipfile.ZipFile(WHEEL) as wheel:
+        front = next(n for n in wheel.namelist() if n.endswith(".data/scripts/cudaenv"))
+        (top / "bin/cudaenv").write_bytes(wheel.read(front))
+    shutil.copy("/bin/ls", top / "libexec/cudaenv/cudaenv-full")
+    (top / "share/doc/cudaenv/LICENSE").write_text("MIT\n")
+    bundle = tmp / "cudaenv-0.1.0-linux-x86_64.tar.gz"
+    subprocess.run(["tar", "-czf", str(bundle), "-C", str(tmp), top.name], check=True)
+    made = subprocess.run([str(ROOT / "scripts/wheel"), "--bundle", str(bundle), "--output", str(tmp / "out")],
+                          capture_output=True, text=True, timeout=120)
+    check(made.returncode != 0 and "libexec/cudaenv/cudaenv-full loads libselinux.so.1" in made.stderr,
+          f"scripts/wheel refuses, naming the file and the library: {made.returncode} {made.stderr}")
+    check(not list((tmp / "out").glob("*.whl")), "no wheel is written")
 
 
 @case
