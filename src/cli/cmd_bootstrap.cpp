@@ -54,8 +54,9 @@ Status run_bootstrap(const BootstrapOptions& options, Context& context, Outcome&
   if (!db) return db.error();
   const auto facts = doctor::gather_facts(
       {context.sysroot, context.loader, context.runner, context.env, data_root});
+  if (!facts) return facts.error();
   const auto request = build_request(options, context);
-  auto plan = doctor::plan_bootstrap(facts, *db, request);
+  auto plan = doctor::plan_bootstrap(*facts, *db, request);
   if (!plan) return plan.error();
   if (options.dry_run) {
     context.out << doctor::render_script(*plan, request.as_root);

@@ -116,7 +116,8 @@ Status run_doctor(const DoctorOptions& options, Context& context, Outcome& outco
   if (!selected) return selected.error();
   const auto facts = doctor::gather_facts(
       {context.sysroot, context.loader, context.runner, context.env, data_root});
-  auto report = doctor::run_doctor(facts, selected->db);
+  if (!facts) return facts.error();
+  auto report = doctor::run_doctor(*facts, selected->db);
   if (auto stale = manifest::stale_database_note(selected->origin.revision, selected->origin.date,
                                                  std::chrono::system_clock::now()))
     report.active.notes.push_back(*stale);

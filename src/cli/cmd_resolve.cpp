@@ -12,6 +12,7 @@
 #include "manifest/load.hpp"
 #include "probe/compilers.hpp"
 #include "probe/driver.hpp"
+#include "probe/remembered_gpus.hpp"
 #include "project/project_file.hpp"
 #include "resolve/pinned_request.hpp"
 #include "resolve/pip_lines.hpp"
@@ -58,19 +59,42 @@ Result<resolve::Request> build_request(const ResolveOptions& options) {
   return request;
 }
 
-void detect(TargetReport& report, Context& context) {
+// The driver and the GPUs' architectures, read as cheaply as they can be: the kernel module's
+// version file answers the driver, and the architectures come from --arch or from the last full
+// probe of this boot (probe/remembered_gpus.hpp); only when neither has them is NVML (or the CUDA
+// driver API) started, which costs tens of milliseconds.
+struct DetectedDriver {
+  std::optional<std::string> version;
+  std::vector<Version> archs;
+};
+
+DetectedDriver detect_driver(Context& context, bool archs_given) {
+  DetectedDriver detected;
+  detected.version = probe::kernel_module_driver_version(context.sysroot);
+  if (detected.version && !archs_given)
+    detected.archs = probe::remembered_gpu_archs(context.sysroot, paths::data_root(context.env),
+                                                 *detected.version);
+  if (detected.version && (archs_given || !detected.archs.empty())) return detected;
+  auto reading = probe::probe_driver(context.sysroot, context.loader);
+  detected.version.reset();
+  if (reading.driver) detected.version = reading.driver->version;
+  detected.archs = probe::distinct_architectures(reading.gpus);
+  return detected;
+}
+
+void detect(TargetReport& report, Context& context, bool archs_given) {
   // Jetson boards carry this file (L4T); their driver is JetPack's, out of the database's scope.
   report.target.tegra_machine = context.sysroot.exists("/etc/nv_tegra_release");
-  auto driver = probe::probe_driver(context.sysroot, context.loader);
-  if (driver.driver) {
-    report.target.driver = Version::parse(driver.driver->version);
+  const auto driver = detect_driver(context, archs_given);
+  if (driver.version) {
+    report.target.driver = Version::parse(*driver.version);
     report.driver_source = "detected";
   } else {
     report.notes.emplace_back(
         "no NVIDIA driver detected: resolving without a driver constraint (--driver targets one)");
   }
-  report.target.gpus = probe::distinct_architectures(driver.gpus);
-  if (!driver.gpus.empty()) {
+  report.target.gpus = driver.archs;
+  if (!driver.archs.empty()) {
     report.gpu_source = "detected";
   } else {
     report.notes.emplace_back(
@@ -87,7 +111,7 @@ void detect(TargetReport& report, Context& context) {
 
 Result<TargetReport> build_target(const ResolveOptions& options, Context& context) {
   TargetReport report;
-  if (!options.no_detect) detect(report, context);
+  if (!options.no_detect) detect(report, context, !options.arch.empty());
   if (!options.driver.empty()) {
     auto driver = Version::parse(options.driver);
     if (!driver) {

@@ -45,30 +45,39 @@ bool is_kernel_file(int fd) {
   return filesystem.f_type == PROC_SUPER_MAGIC || filesystem.f_type == SYSFS_MAGIC;
 }
 
-Error too_large(const std::filesystem::path& path) {
-  return make_error(ErrorKind::failure, path.string() + ": larger than " +
-                                            std::to_string(small_file_limit / 1024) + " KiB");
+std::string size_text(std::size_t bytes) {
+  return bytes % 1024 == 0 ? std::to_string(bytes / 1024) + " KiB"
+                           : std::to_string(bytes) + " bytes";
+}
+
+Error too_large(const std::filesystem::path& path, std::size_t limit = small_file_limit) {
+  return make_error(ErrorKind::failure, path.string() + ": larger than " + size_text(limit));
 }
 
 // Reads at most one byte more than the limit: a /proc file reports size 0 and may never end.
-Result<std::string> read_bounded(int fd, const std::filesystem::path& path) {
+Result<std::string> read_bounded(int fd, const std::filesystem::path& path,
+                                 std::size_t limit = small_file_limit) {
   std::string content;
   char buffer[4096];
-  while (content.size() <= small_file_limit) {
+  while (content.size() <= limit) {
     const auto got = ::read(fd, buffer, sizeof buffer);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) return read_error(path, errno);
     if (got == 0) return content;
     content.append(buffer, static_cast<std::size_t>(got));
   }
-  return too_large(path);
+  return too_large(path, limit);
+}
+
+// Non-blocking: opening a FIFO without a writer, or reading /proc/kmsg, would wait forever.
+UniqueFd open_for_reading(const std::filesystem::path& path) {
+  return UniqueFd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
 }
 
 }  // namespace
 
 Result<std::string> read_small_file(const std::filesystem::path& path) {
-  // Non-blocking: opening a FIFO without a writer, or reading /proc/kmsg, would wait forever.
-  const UniqueFd file(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  const auto file = open_for_reading(path);
   const int fd = file.get();
   if (fd < 0) return read_error(path, errno);
   struct stat status {};
@@ -87,6 +96,18 @@ Result<std::string> read_small_file(const std::filesystem::path& path) {
     result = read_bounded(fd, path);
   }
   return result;
+}
+
+Result<std::string> read_bounded_file(const std::filesystem::path& path, std::size_t limit) {
+  const auto file = open_for_reading(path);
+  const int fd = file.get();
+  if (fd < 0) return read_error(path, errno);
+  struct stat status {};
+  if (::fstat(fd, &status) != 0) return read_error(path, errno);
+  if (!S_ISREG(status.st_mode))
+    return make_error(ErrorKind::failure, path.string() + ": not a regular file (" +
+                                              file_type_name(status.st_mode) + ")");
+  return read_bounded(fd, path, limit);
 }
 
 Result<std::string> read_small_file_or_empty(const std::filesystem::path& path) {

@@ -22,6 +22,12 @@ constexpr std::size_t small_file_limit = std::size_t{64} * 1024;
 // than 64 KiB", "cannot read <path>: <reason>"). No hint: the caller knows what the file is for.
 Result<std::string> read_small_file(const std::filesystem::path& path);
 
+// The first `limit` bytes' worth of a kernel file (/proc/driver/nvidia/version) or a small regular
+// file: opened non-blocking and refused unless regular, so a FIFO or a device put in its place
+// (under a sysroot) cannot block; more than `limit` bytes is an error, never a longer read.
+// Errors as read_small_file's.
+Result<std::string> read_bounded_file(const std::filesystem::path& path, std::size_t limit);
+
 // As read_small_file, with a missing file read as empty.
 Result<std::string> read_small_file_or_empty(const std::filesystem::path& path);
 

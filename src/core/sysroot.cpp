@@ -8,6 +8,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "core/files.hpp"
 #include "core/text.hpp"
 
 namespace cudaenv {
@@ -64,6 +65,15 @@ std::optional<std::string> Sysroot::read_file(const std::string& machine_path) c
   content << in.rdbuf();
   if (in.bad()) return std::nullopt;
   return content.str();
+}
+
+std::optional<std::string> Sysroot::read_bounded(const std::string& machine_path,
+                                                 size_t limit) const {
+  const auto chain = resolve(machine_path);
+  if (!chain.exists) return std::nullopt;
+  auto text = read_bounded_file(host_path(chain.target), limit);
+  if (!text) return std::nullopt;
+  return std::move(*text);
 }
 
 std::optional<std::string> Sysroot::read_tail(const std::string& machine_path, size_t bytes) const {

@@ -33,6 +33,10 @@ class Sysroot {
   std::string machine_path(const std::filesystem::path& host) const;
 
   std::optional<std::string> read_file(const std::string& machine_path) const;
+  // As read_file, but through read_bounded_file (core/files.hpp): at most `limit` bytes, opened
+  // non-blocking, regular files only, no C++ streams; nullopt for anything else. For the kernel
+  // files the prompt hook and detection read.
+  std::optional<std::string> read_bounded(const std::string& machine_path, size_t limit) const;
   // The last `bytes` bytes of a file (all of it when shorter): trailers such as a kernel
   // module's signature marker, without reading a 100 MB file whole.
   std::optional<std::string> read_tail(const std::string& machine_path, size_t bytes) const;

@@ -6,7 +6,6 @@
 #include "core/text.hpp"
 #include "scan/fixes.hpp"
 #include "scan/ld_cache.hpp"
-#include "scan/python_sites.hpp"
 
 namespace cudaenv::doctor {
 
@@ -55,15 +54,25 @@ std::vector<std::string> site_packages_in_files(const Sysroot& sysroot, const st
   return sites;
 }
 
-Result<std::vector<std::string>> site_packages_of(const Sysroot& sysroot, ProcessRunner& runner,
-                                                  const Environment& env,
-                                                  const std::string& python) {
-  if (sysroot.is_host_root()) return scan::python_site_packages(runner, python, env.variables());
-  auto sites = site_packages_in_files(sysroot, python);
+// The sites the interpreter named in its one answer (probe/python_frameworks.hpp); under a
+// sysroot, the prefix's files.
+Result<std::vector<std::string>> site_packages_of(const Sysroot& sysroot,
+                                                  const probe::PythonFrameworkFacts& python) {
+  if (sysroot.is_host_root()) {
+    if (python.sites_reported) return python.site_packages;
+    return make_error(ErrorKind::failure, python.error.empty()
+                                              ? python.python + " did not report its site-packages"
+                                              : python.error);
+  }
+  auto sites = site_packages_in_files(sysroot, python.python);
   if (sites.empty())
     return make_error(ErrorKind::not_found,
-                      "no site-packages beside " + python + " in CUDAENV_SYSROOT");
+                      "no site-packages beside " + python.python + " in CUDAENV_SYSROOT");
   return sites;
+}
+
+std::string arch_name(const scan::GpuCode& code) {
+  return (code.kind == scan::CodeKind::sass ? "sm_" : "compute_") + std::to_string(code.arch);
 }
 
 }  // namespace
@@ -76,14 +85,14 @@ bool is_framework_package(const std::string& package) {
   return false;
 }
 
-BinaryFacts gather_binary_facts(const Sysroot& sysroot, ProcessRunner& runner,
-                                const Environment& env, const std::string& python) {
+BinaryFacts gather_binary_facts(const Sysroot& sysroot, const Environment& env,
+                                const probe::PythonFrameworkFacts& python) {
   BinaryFacts facts;
-  if (python.empty()) {
+  if (!python.python_found) {
     facts.not_read = "no python3 on PATH";
     return facts;
   }
-  auto sites = site_packages_of(sysroot, runner, env, python);
+  auto sites = site_packages_of(sysroot, python);
   if (!sites) {
     facts.not_read = sites.error().message;
     return facts;
@@ -118,6 +127,27 @@ BinaryFacts gather_binary_facts(const Sysroot& sysroot, ProcessRunner& runner,
     return sysroot.host_path(path).string();
   });
   return facts;
+}
+
+void read_torch_archs_from_binaries(const BinaryFacts& binaries,
+                                    probe::PythonFrameworkFacts& python) {
+  if (!python.torch_found || !python.torch_cuda || !python.torch_arch_list.empty()) return;
+  for (const auto& binary : binaries.framework_binaries) {
+    if (!text::ends_with(binary.path, "/torch/lib/libtorch_cuda.so")) continue;
+    std::vector<std::string> sass;
+    std::vector<std::string> ptx;
+    for (const auto& code : binary.codes) {  // sorted: each kind in ascending order
+      if (code.no_kernels) continue;
+      auto& list = code.kind == scan::CodeKind::sass ? sass : ptx;
+      if (auto name = arch_name(code); std::find(list.begin(), list.end(), name) == list.end())
+        list.push_back(std::move(name));
+    }
+    if (sass.empty() && ptx.empty()) return;
+    python.torch_arch_list = std::move(sass);
+    python.torch_arch_list.insert(python.torch_arch_list.end(), ptx.begin(), ptx.end());
+    python.torch_arch_source = binary.path;
+    return;
+  }
 }
 
 }  // namespace cudaenv::doctor

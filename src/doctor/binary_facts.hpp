@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "core/environment.hpp"
-#include "core/process.hpp"
 #include "core/sysroot.hpp"
+#include "probe/host_facts.hpp"
 #include "scan/binaries.hpp"
 #include "scan/copies.hpp"
 #include "scan/triton.hpp"
@@ -28,11 +28,17 @@ struct BinaryFacts {
   std::vector<std::string> scan_warnings;
 };
 
-// Reads them for `python` (a path as found on PATH). Under a sysroot (a fixture machine) its
-// python3 is not asked: the site-packages of the prefix it lives in are read from the files, and
-// LD_LIBRARY_PATH, CUDA_HOME, TRITON_PTXAS_PATH and the ld.so cache are read inside the root.
-BinaryFacts gather_binary_facts(const Sysroot& sysroot, ProcessRunner& runner,
-                                const Environment& env, const std::string& python);
+// Reads them for the interpreter `python` describes, in the site-packages it named in its one
+// answer (no second run). Under a sysroot (a fixture machine) the site-packages of the prefix it
+// lives in are read from the files, and LD_LIBRARY_PATH, CUDA_HOME, TRITON_PTXAS_PATH and the
+// ld.so cache are read inside the root.
+BinaryFacts gather_binary_facts(const Sysroot& sysroot, const Environment& env,
+                                const probe::PythonFrameworkFacts& python);
+
+// torch's architectures from the code in its torch/lib/libtorch_cuda.so, when the probe read its
+// version without importing it (and so without the build's arch flags): "sm_80 … compute_90".
+void read_torch_archs_from_binaries(const BinaryFacts& binaries,
+                                    probe::PythonFrameworkFacts& python);
 
 // Whether a site-packages entry is a framework package whose GPU code doctor judges.
 bool is_framework_package(const std::string& package);

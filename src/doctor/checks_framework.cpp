@@ -50,9 +50,12 @@ void check_arch_for_torch(const CheckInput& in, Finding& f, std::vector<std::str
                           std::vector<std::string>& warnings) {
   const auto& python = in.facts.host.python;
   const auto variant = variant_of(python);
-  f.evidence.push_back("torch arch list: " + (python.torch_arch_list.empty()
-                                                  ? std::string("not reported")
-                                                  : text::join(python.torch_arch_list, " ")));
+  f.evidence.push_back("torch arch list: " +
+                       (python.torch_arch_list.empty() ? std::string("not reported")
+                                                       : text::join(python.torch_arch_list, " ")) +
+                       (python.torch_arch_source.empty()
+                            ? std::string()
+                            : " (the code in " + python.torch_arch_source + ")"));
   for (const auto& gpu : in.facts.machine.gpus) {
     const auto sm = resolve::sm_name(gpu.compute_capability);
     switch (resolve::pytorch_coverage(variant, gpu.compute_capability)) {

@@ -2,12 +2,17 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
+#include <iterator>
 
 #include "activate/activation.hpp"
 #include "activate/here.hpp"
+#include "core/parallel.hpp"
 #include "core/paths.hpp"
 #include "here/here.hpp"
 #include "probe/host.hpp"
+#include "probe/nvidia_smi.hpp"
+#include "probe/python_frameworks.hpp"
 
 namespace cudaenv::doctor {
 
@@ -42,16 +47,11 @@ size_t Report::count(CheckStatus status) const {
                                            [&](const Finding& f) { return f.status == status; }));
 }
 
-DoctorFacts gather_facts(const probe::ProbeContext& context) {
-  DoctorFacts facts;
-  facts.machine = probe::probe_machine(context);
-  facts.host = probe::probe_host(context, facts.machine);
-  facts.binaries =
-      gather_binary_facts(context.sysroot, context.runner, context.env,
-                          facts.host.python.python_found ? facts.host.python.python : "");
-  facts.stored = stored_toolkits(context.env);
-  // What applies here, decided once: the shell check and the host-compiler check read the same
-  // decision and activation as the other checks.
+namespace {
+
+// What applies here, decided once: the shell check and the host-compiler check read the same
+// decision and activation as the other checks.
+void decide_here(const probe::ProbeContext& context, DoctorFacts& facts) {
   auto here =
       here::find_here(activate::without_activation(context.env),
                       paths::working_directory(context.env), std::nullopt, &context.sysroot);
@@ -59,7 +59,7 @@ DoctorFacts gather_facts(const probe::ProbeContext& context) {
     facts.selection_problem =
         here.error().message + (here.error().hint.empty() ? "" : "; " + here.error().hint);
     facts.shell = gather_shell_facts(context.env, nullptr);
-    return facts;
+    return;
   }
   for (const auto& warning : here->selection.warnings)  // keys nobody reads
     facts.selection_problem += (facts.selection_problem.empty() ? "" : " | ") + warning.message;
@@ -70,6 +70,45 @@ DoctorFacts gather_facts(const probe::ProbeContext& context) {
     facts.activation_compiler_reason = applied.host->reason;
   }
   facts.here = std::move(applied.here);
+}
+
+// The interpreter asked once, then its packages' binaries read in the sites it named.
+void read_python(const probe::ProbeContext& context, probe::PythonFrameworkFacts& python,
+                 BinaryFacts& binaries) {
+  python = probe::probe_python_frameworks(context.sysroot, context.runner, context.env);
+  binaries = gather_binary_facts(context.sysroot, context.env, python);
+  read_torch_archs_from_binaries(binaries, python);
+}
+
+}  // namespace
+
+Result<DoctorFacts> gather_facts(const probe::ProbeContext& context) {
+  DoctorFacts facts;
+  // Independent probes, each on its own thread and filling its own part: the driver and the
+  // machine's files, nvidia-smi and the Python interpreter each wait on a program that may take a
+  // second, and the checks only start once all are in, so the report is the same as one after
+  // another would give.
+  probe::NvidiaSmiFacts smi;
+  probe::PythonFrameworkFacts python;
+  const std::function<void()> probes[] = {
+      [&] {
+        facts.machine = probe::probe_machine(context);
+        facts.host = probe::probe_host(context, facts.machine);
+      },
+      [&] { smi = probe::probe_nvidia_smi(context.sysroot, context.runner, context.env); },
+      [&] { read_python(context, python, facts.binaries); },
+      [&] { facts.stored = stored_toolkits(context.env); },
+      [&] { decide_here(context, facts); },
+  };
+  const auto count = std::size(probes);
+  auto status = for_each_in_parallel(count, static_cast<int>(count), "probing the machine",
+                                     [&](size_t index, const FirstError&) -> Status {
+                                       probes[index]();
+                                       return Ok{};
+                                     });
+  if (!status) return status.error();
+  facts.host.nvidia_smi = std::move(smi);
+  facts.host.python = std::move(python);
   return facts;
 }
 

@@ -15,8 +15,9 @@ struct Report {
   size_t count(CheckStatus status) const;
 };
 
-// Everything the checks read, through the probe seams.
-DoctorFacts gather_facts(const probe::ProbeContext& context);
+// Everything the checks read, through the probe seams; the independent probes run at once.
+// Fails only when a probe could not finish at all (memory ran out): exit 1.
+Result<DoctorFacts> gather_facts(const probe::ProbeContext& context);
 
 Report run_doctor(const DoctorFacts& facts, const manifest::Database& db);
 

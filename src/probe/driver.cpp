@@ -185,7 +185,7 @@ void read_kernel_module_version(const Sysroot& sysroot, DriverReading& reading) 
   if (!version) return;
   if (!reading.driver) reading.driver = DriverFacts{};
   reading.driver->version = *version;
-  const auto proc = sysroot.read_file("/proc/driver/nvidia/version");
+  const auto proc = read_proc_driver_version(sysroot);
   reading.driver->version_source = proc && parse_proc_driver_version(*proc)
                                        ? DriverSource::proc_version
                                        : DriverSource::sys_module;
@@ -194,7 +194,7 @@ void read_kernel_module_version(const Sysroot& sysroot, DriverReading& reading) 
 // Which kernel module flavour runs is only in /proc, whichever source gave the version: NVML
 // answering must not hide that the open module is loaded.
 void read_kernel_module_flavour(const Sysroot& sysroot, DriverFacts& driver) {
-  if (auto proc = sysroot.read_file("/proc/driver/nvidia/version")) {
+  if (auto proc = read_proc_driver_version(sysroot)) {
     driver.open_kernel_module = text::contains(*proc, "Open Kernel Module");
   }
 }

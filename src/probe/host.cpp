@@ -4,8 +4,6 @@
 #include "probe/boot_state.hpp"
 #include "probe/driver_packages.hpp"
 #include "probe/linker.hpp"
-#include "probe/nvidia_smi.hpp"
-#include "probe/python_frameworks.hpp"
 
 namespace cudaenv::probe {
 
@@ -38,8 +36,6 @@ HostFacts probe_host(const ProbeContext& context, const MachineFacts& machine) {
   facts.dkms = probe_dkms(sysroot);
   facts.driver_packages = probe_driver_packages(sysroot);
   facts.linker = probe_linker(sysroot, context.env);
-  facts.nvidia_smi = probe_nvidia_smi(sysroot, context.runner, context.env);
-  facts.python = probe_python_frameworks(sysroot, context.runner, context.env);
   facts.has_ubuntu_drivers = sysroot.is_executable_file("/usr/bin/ubuntu-drivers");
   facts.boot_id = text::trim(sysroot.read_file("/proc/sys/kernel/random/boot_id").value_or(""));
   return facts;

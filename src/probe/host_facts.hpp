@@ -100,6 +100,12 @@ struct PythonFrameworkFacts {
   std::string torch_version;                 // "2.4.1+cu121"
   std::optional<Version> torch_cuda;         // torch.version.cuda; nullopt: a CPU build
   std::vector<std::string> torch_arch_list;  // "sm_80", "compute_90", ...
+  // Its site-packages (sysconfig's purelib and platlib, the user site when it exists), asked in
+  // the same run; sites_reported is false when the answer held none (a fixture's stand-in).
+  std::vector<std::string> site_packages;
+  bool sites_reported = false;
+  // Where torch_arch_list came from when not from the import: the library whose code was read.
+  std::string torch_arch_source;
 };
 
 struct HostFacts {

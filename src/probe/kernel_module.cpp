@@ -7,6 +7,17 @@
 
 namespace cudaenv::probe {
 
+namespace {
+
+// Both files are one line; what is longer is not the driver's.
+constexpr size_t kernel_file_limit = 4096;
+
+}  // namespace
+
+std::optional<std::string> read_proc_driver_version(const Sysroot& sysroot) {
+  return sysroot.read_bounded("/proc/driver/nvidia/version", kernel_file_limit);
+}
+
 std::optional<std::string> parse_proc_driver_version(std::string_view text) {
   for (const auto& line : text::lines(text)) {
     if (!text::starts_with(text::trim(line), "NVRM version:")) continue;
@@ -25,10 +36,10 @@ std::optional<std::string> parse_proc_driver_version(std::string_view text) {
 }
 
 std::optional<std::string> kernel_module_driver_version(const Sysroot& sysroot) {
-  if (auto proc = sysroot.read_file("/proc/driver/nvidia/version")) {
+  if (auto proc = read_proc_driver_version(sysroot)) {
     if (auto version = parse_proc_driver_version(*proc)) return version;
   }
-  if (auto sys = sysroot.read_file("/sys/module/nvidia/version")) {
+  if (auto sys = sysroot.read_bounded("/sys/module/nvidia/version", kernel_file_limit)) {
     auto version = std::string(text::trim(*sys));
     if (Version::parse(version)) return version;
   }

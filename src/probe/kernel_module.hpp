@@ -15,9 +15,13 @@ namespace cudaenv::probe {
 // forms. nullopt when the text holds no such line.
 std::optional<std::string> parse_proc_driver_version(std::string_view text);
 
+// /proc/driver/nvidia/version's text, read bounded and non-blocking (a FIFO in its place under a
+// sysroot cannot block); nullopt when it is absent, not a regular file or over 4 KiB.
+std::optional<std::string> read_proc_driver_version(const Sysroot& sysroot);
+
 // The loaded kernel module's version (/proc/driver/nvidia/version, else
 // /sys/module/nvidia/version), read without loading a driver library: cheap enough for the
-// prompt hook. nullopt when no NVIDIA module is loaded.
+// prompt hook (bounded reads, no C++ streams). nullopt when no NVIDIA module is loaded.
 std::optional<std::string> kernel_module_driver_version(const Sysroot& sysroot);
 
 }  // namespace cudaenv::probe

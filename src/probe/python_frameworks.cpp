@@ -1,5 +1,7 @@
 #include "probe/python_frameworks.hpp"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "core/reversed.hpp"
@@ -34,6 +36,18 @@ void read_torch(const nlohmann::json& torch, PythonFrameworkFacts& facts) {
   }
 }
 
+void read_sites(const nlohmann::json& sites, PythonFrameworkFacts& facts) {
+  if (!sites.is_array()) return;
+  facts.sites_reported = true;
+  for (const auto& site : sites) {
+    if (!site.is_string()) continue;
+    auto path = site.get<std::string>();
+    if (std::find(facts.site_packages.begin(), facts.site_packages.end(), path) ==
+        facts.site_packages.end())
+      facts.site_packages.push_back(std::move(path));
+  }
+}
+
 }  // namespace
 
 bool parse_framework_report(std::string_view output, PythonFrameworkFacts& facts) {
@@ -49,6 +63,7 @@ bool parse_framework_report(std::string_view output, PythonFrameworkFacts& facts
     if (const auto it = document.find("torch"); it != document.end() && it->is_object()) {
       read_torch(*it, facts);
     }
+    if (const auto it = document.find("sites"); it != document.end()) read_sites(*it, facts);
     return true;
   }
   return false;
@@ -66,11 +81,15 @@ PythonFrameworkFacts probe_python_frameworks(const Sysroot& sysroot, ProcessRunn
   // venv's (so torch installed in the venv read as "not installed"). Under a sysroot the
   // resolved path keeps a link from leaving the root.
   const auto program = sysroot.is_host_root() ? *python : runnable(sysroot, *python);
-  // Importing torch takes seconds on a cold cache.
-  auto result = runner.run(
-      Command{{program, "-c", framework_script()}, std::nullopt, std::chrono::seconds(60)});
+  // The script reads torch's version file and imports nothing heavy; the bound is for a Python
+  // whose start or fallback import hangs (a network file system, a broken package).
+  auto result =
+      runner.run(Command{{program, "-c", framework_script()}, std::nullopt, python_probe_timeout});
   if (!result) {
     facts.error = result.error().message;
+  } else if (result->timed_out) {
+    facts.error = *python + " did not answer in " +
+                  std::to_string(python_probe_timeout.count() / 1000) + " s";
   } else if (!parse_framework_report(result->out, facts)) {
     const auto lines = text::lines(result->err);
     facts.error = *python + " exited " + std::to_string(result->exit_code) +

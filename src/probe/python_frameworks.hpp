@@ -3,6 +3,7 @@
 // which GPU architectures it carries, asked of the python3 on PATH with an embedded script
 // (src/probe/scripts/framework_probe.py).
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,12 @@ struct EmbeddedScript {
 // The scripts in src/probe/scripts/, compiled into the binary by cmake/EmbedFiles.cmake.
 const std::vector<EmbeddedScript>& embedded_scripts();
 
+// How long the interpreter may take to answer; a hung import is reported, not waited on.
+inline constexpr std::chrono::milliseconds python_probe_timeout{10000};
+
+// One run of the python3 on PATH for everything doctor asks it: its version, its site-packages,
+// torch's version and CUDA (read from torch/version.py, imported only when that file does not
+// say). `error` says why it could not answer, a timeout included.
 PythonFrameworkFacts probe_python_frameworks(const Sysroot& sysroot, ProcessRunner& runner,
                                              const Environment& env);
 

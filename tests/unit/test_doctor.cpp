@@ -14,6 +14,7 @@
 #include "doctor/doctor.hpp"
 #include "manifest/load.hpp"
 #include "probe/library_loader.hpp"
+#include "probe/python_frameworks.hpp"
 #include "test_util.hpp"
 
 using namespace cudaenv;
@@ -42,7 +43,8 @@ doctor::Report doctor_on(const std::string& name, std::map<std::string, std::str
   probe::DlLibraryLoader loader(sysroot);
   SystemProcessRunner runner;
   const auto facts = doctor::gather_facts({sysroot, loader, runner, env, paths::data_root(env)});
-  return doctor::run_doctor(facts, database());
+  REQUIRE(facts);
+  return doctor::run_doctor(*facts, database());
 }
 
 const doctor::Finding& finding(const doctor::Report& report, const std::string& id) {
@@ -307,4 +309,53 @@ TEST_CASE("doctor: the host-compiler check judges the compiler activation hands 
   facts.machine.compilers.front().name = "gcc";
   CHECK(doctor::check_host_compiler({facts, database(), active}).status ==
         doctor::CheckStatus::fail);
+}
+
+TEST_CASE("one answer of the interpreter: its sites and torch's version file, then the archs") {
+  probe::PythonFrameworkFacts python;
+  REQUIRE(probe::parse_framework_report(
+      "a framework's own warning\n"
+      R"({"python": "3.12.3", "sites": ["/v/lib/python3.12/site-packages",)"
+      R"( "/v/lib/python3.12/site-packages"], "torch": {"version": "2.11.0+cu130", "cuda": "13.0",)"
+      R"( "arch_list": []}, "torch_error": null})",
+      python));
+  CHECK(python.sites_reported);
+  CHECK(python.site_packages == std::vector<std::string>{"/v/lib/python3.12/site-packages"});
+  CHECK(python.torch_found);
+  CHECK(python.torch_cuda == Version::parse("13.0"));
+  CHECK(python.torch_arch_list.empty());
+
+  doctor::BinaryFacts binaries;
+  const auto code = [](scan::CodeKind kind, int arch) {
+    scan::GpuCode c;
+    c.kind = kind;
+    c.arch = arch;
+    return c;
+  };
+  binaries.framework_binaries.push_back({"/v/lib/python3.12/site-packages/torch/lib/libc10_cuda.so",
+                                         {code(scan::CodeKind::sass, 50)},
+                                         {},
+                                         {},
+                                         false});
+  binaries.framework_binaries.push_back(
+      {"/v/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so",
+       {code(scan::CodeKind::sass, 80), code(scan::CodeKind::sass, 90),
+        code(scan::CodeKind::sass, 100), code(scan::CodeKind::ptx, 120)},
+       {},
+       {},
+       false});
+  doctor::read_torch_archs_from_binaries(binaries, python);
+  CHECK(python.torch_arch_list ==
+        std::vector<std::string>{"sm_80", "sm_90", "sm_100", "compute_120"});
+  CHECK(python.torch_arch_source == "/v/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so");
+
+  // The import's own list (a torch without a version file) is kept as it was reported.
+  probe::PythonFrameworkFacts imported;
+  REQUIRE(probe::parse_framework_report(
+      R"({"python": "3.12.3", "torch": {"version": "2.8.0", "cuda": "12.8", "arch_list": ["sm_90"]}})",
+      imported));
+  CHECK_FALSE(imported.sites_reported);
+  doctor::read_torch_archs_from_binaries(binaries, imported);
+  CHECK(imported.torch_arch_list == std::vector<std::string>{"sm_90"});
+  CHECK(imported.torch_arch_source.empty());
 }

@@ -1,7 +1,9 @@
 #include <filesystem>
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
+#include "core/files.hpp"
 #include "core/sysroot.hpp"
 #include "test_util.hpp"
 
@@ -66,4 +68,24 @@ TEST_CASE("absolute links cannot escape the root, and loops end") {
   CHECK_FALSE(root.exists("/usr/escape"));  // re-rooted: <root>/etc does not exist
   CHECK_FALSE(root.exists("/usr/loop-a"));
   CHECK_FALSE(root.read_file("/usr/escape/hostname").has_value());
+}
+
+TEST_CASE("bounded reads: a kernel-sized file, nothing longer, never a FIFO") {
+  TempDir dir;
+  write_file(dir.path() / "proc/driver/nvidia/version", "NVRM version: ... 580.95.05\n");
+  write_file(dir.path() / "sys/module/nvidia/version", std::string(5000, '5'));
+  const Sysroot root(dir.path());
+  CHECK(root.read_bounded("/proc/driver/nvidia/version", 4096) == "NVRM version: ... 580.95.05\n");
+  CHECK_FALSE(root.read_bounded("/sys/module/nvidia/version", 4096).has_value());
+  CHECK(root.read_bounded("/sys/module/nvidia/version", 5000)->size() == 5000);
+  CHECK_FALSE(root.read_bounded("/proc/driver/nvidia/absent", 4096).has_value());
+  // A FIFO with no writer: opening it blocking would wait forever.
+  const auto fifo = dir.path() / "proc/driver/nvidia/fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK_FALSE(root.read_bounded("/proc/driver/nvidia/fifo", 4096).has_value());
+  const auto error = cudaenv::read_bounded_file(fifo, 4096);
+  REQUIRE_FALSE(error);
+  CHECK(error.error().message == fifo.string() + ": not a regular file (a FIFO)");
+  // The real /proc answers through the same call (its files say they are empty).
+  CHECK(Sysroot().read_bounded("/proc/self/stat", 4096).has_value());
 }
