@@ -33,7 +33,11 @@ class InfoPrinter {
   void print(const probe::MachineFacts& facts) {
     print_driver(facts);
     print_gpus(facts.gpus);
-    print_modules(facts.modules);
+    if (facts.wsl.wsl2) {
+      print_wsl(facts.wsl);
+    } else {
+      print_modules(facts.modules);
+    }
     print_toolkits(facts);
     print_compilers(facts.compilers);
     print_os(facts.os);
@@ -50,6 +54,11 @@ class InfoPrinter {
   void continuation(const std::string& value) { out_ << std::string(11, ' ') << value << '\n'; }
 
   void print_driver(const probe::MachineFacts& facts) {
+    if (!facts.driver && facts.wsl.wsl2) {
+      line("Driver", styled("none", Tone::warn, colour_) +
+                         " (WSL2: no Windows NVIDIA driver answers through /usr/lib/wsl/lib)");
+      return;
+    }
     if (!facts.driver) {
       line("Driver",
            styled("none", Tone::warn, colour_) +
@@ -65,6 +74,8 @@ class InfoPrinter {
     value += styled("  [" + std::string(probe::to_string(driver.version_source)) + "]", Tone::dim,
                     colour_);
     line("Driver", value);
+    if (facts.wsl.wsl2)
+      continuation("the Windows driver, mapped into WSL2 at " + shown(driver.library));
   }
 
   void print_gpus(const std::vector<probe::GpuFacts>& gpus) {
@@ -98,6 +109,20 @@ class InfoPrinter {
     }
     continuation(modules.device_nodes.empty() ? "no /dev/nvidia* device nodes"
                                               : text::join(shown(modules.device_nodes), " "));
+  }
+
+  // Inside WSL2 no Linux kernel module drives the GPU: the Windows driver serves it through
+  // /dev/dxg, and a Linux driver's libcuda only gets in the way.
+  void print_wsl(const probe::WslFacts& wsl) {
+    line("WSL2", shown(wsl.evidence));
+    continuation(wsl.dxg_device
+                     ? "/dev/dxg present (the GPU, paravirtualised by Windows)"
+                     : styled("no /dev/dxg: this WSL kernel offers no GPU", Tone::bad, colour_));
+    for (const auto& library : wsl.linux_driver_libraries) {
+      continuation(styled("a Linux driver's " + shown(library) +
+                              " shadows the Windows driver's (remove the Linux driver)",
+                          Tone::bad, colour_));
+    }
   }
 
   void print_toolkits(const probe::MachineFacts& facts) {

@@ -13,6 +13,7 @@
 #include "probe/compilers.hpp"
 #include "probe/driver.hpp"
 #include "probe/remembered_gpus.hpp"
+#include "probe/wsl.hpp"
 #include "project/project_file.hpp"
 #include "resolve/pinned_request.hpp"
 #include "resolve/pip_lines.hpp"
@@ -89,6 +90,10 @@ void detect(TargetReport& report, Context& context, bool archs_given) {
   if (driver.version) {
     report.target.driver = Version::parse(*driver.version);
     report.driver_source = "detected";
+    if (probe::probe_wsl(context.sysroot).wsl2)
+      report.notes.emplace_back("WSL2: driver " + *driver.version +
+                                " is the Windows one; a newer driver is installed on Windows, "
+                                "never inside WSL");
   } else {
     report.notes.emplace_back(
         "no NVIDIA driver detected: resolving without a driver constraint (--driver targets one)");

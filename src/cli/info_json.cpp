@@ -1,5 +1,6 @@
 #include "cli/info_json.hpp"
 
+#include "probe/wsl.hpp"
 #include "resolve/toolkit_identity.hpp"
 
 namespace cudaenv::cli {
@@ -102,6 +103,16 @@ json os_json(const probe::OsFacts& os) {
           {"architecture", or_null(os.architecture)}};
 }
 
+// null off WSL2, so a consumer tests one key for "is the driver the Windows one".
+json wsl_json(const probe::WslFacts& wsl) {
+  if (!wsl.wsl2) return nullptr;
+  return {
+      {"evidence", wsl.evidence},
+      {"driver_directory", wsl.driver_store ? json(probe::wsl_driver_directory) : json(nullptr)},
+      {"dxg_device", wsl.dxg_device},
+      {"linux_driver_libraries", wsl.linux_driver_libraries}};
+}
+
 json env_json(const probe::CudaEnvFacts& env) {
   json variables = json::object();
   for (const auto& variable : env.variables) variables[variable.name] = variable.value;
@@ -119,6 +130,7 @@ nlohmann::ordered_json info_to_json(const probe::MachineFacts& facts) {
           {"default_link", default_link_json(facts.default_link)},
           {"compilers", compilers_json(facts.compilers)},
           {"os", os_json(facts.os)},
+          {"wsl2", wsl_json(facts.wsl)},
           {"env", env_json(facts.env)},
           {"notes", facts.notes}};
 }

@@ -112,10 +112,49 @@ struct DriverDecision {
   int branch = 0;
 };
 
+// Inside WSL2 the driver is Windows' (mapped in at /usr/lib/wsl/lib), and a Linux driver
+// installed inside breaks CUDA there: the plan installs toolkits only, and says what Windows needs.
+void note_wsl_driver(const DoctorFacts& facts, const manifest::Database& db,
+                     const BootstrapRequest& request, const manifest::CudaRelease& newest,
+                     Plan& plan) {
+  plan.notes.push_back("WSL2 (" + facts.machine.wsl.evidence +
+                       "): the driver is the Windows one; a Linux driver inside WSL would break "
+                       "it, so no driver steps");
+  if (request.driver_branch)
+    plan.notes.push_back("--driver " + std::to_string(*request.driver_branch) +
+                         " is not used: inside WSL2 the driver is installed on Windows");
+  const auto* branch = db.branch_for(newest.version);
+  const auto wanted =
+      branch ? "NVIDIA driver " + std::to_string(branch->branch) + " or newer" : "a newer driver";
+  if (!facts.machine.driver) {
+    plan.notes.push_back("no Windows NVIDIA driver answers through /usr/lib/wsl/lib: install " +
+                         wanted + " on Windows for CUDA " + newest.version.str());
+  } else if (resolve::check_driver(db, newest, Version::parse(facts.machine.driver->version))
+                 .mode != resolve::DriverMode::full) {
+    plan.notes.push_back("the Windows driver " + facts.machine.driver->version +
+                         " does not fully support CUDA " + newest.version.str() + ": install " +
+                         wanted + " on Windows");
+  } else {
+    plan.notes.push_back("the Windows driver " + facts.machine.driver->version +
+                         " fully supports CUDA " + newest.version.str());
+  }
+  std::vector<std::string> linux_driver;
+  for (const auto& package : facts.host.driver_packages.packages)
+    linux_driver.push_back(package.name);
+  if (!linux_driver.empty())
+    plan.notes.push_back("a Linux NVIDIA driver is installed inside WSL (" +
+                         text::join(linux_driver, ", ") +
+                         "): remove it (`cudaenv doctor` gives the commands)");
+}
+
 Result<DriverDecision> decide_driver(const DoctorFacts& facts, const manifest::Database& db,
                                      const BootstrapRequest& request,
                                      const manifest::CudaRelease& newest, Plan& plan) {
   DriverDecision decision;
+  if (on_wsl(facts)) {
+    note_wsl_driver(facts, db, request, newest, plan);
+    return decision;
+  }
   if (request.driver_branch) {
     decision.branch = *request.driver_branch;
   } else if (const auto* branch = db.branch_for(newest.version)) {

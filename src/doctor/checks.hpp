@@ -86,6 +86,17 @@ ShellFacts gather_shell_facts(const Environment& env, const activate::Applied* a
 Finding check_stores(const CheckInput& in);
 std::vector<StoredToolkit> stored_toolkits(const Environment& env);
 
+// Inside WSL2 (checks_wsl.cpp): the Windows driver serves the GPU, so the checks above answer
+// for it there, without Linux kernel-module fixes.
+bool on_wsl(const DoctorFacts& facts);
+void skip_on_wsl(const DoctorFacts& facts, Finding& f, const std::string& why);
+void wsl_kernel_module(const CheckInput& in, Finding& f);
+void wsl_device_nodes(const CheckInput& in, Finding& f);
+void wsl_nvidia_smi(const CheckInput& in, Finding& f);
+void wsl_driver_packages(const CheckInput& in, Finding& f);
+// Where the driver is too old inside WSL2: the Windows driver to install, on Windows.
+std::vector<std::string> wsl_driver_update_fix(int branch);
+
 // Shared by the checks.
 bool driver_installed(const DoctorFacts& facts);
 // The database's record for a toolkit version: the release itself, else the oldest release of its

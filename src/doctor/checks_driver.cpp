@@ -62,6 +62,10 @@ std::string driver_install_command(const DoctorFacts& facts, int branch) {
 
 Finding check_driver_packages(const CheckInput& in) {
   auto f = finding("driver-packages", "one NVIDIA driver installed");
+  if (on_wsl(in.facts)) {
+    wsl_driver_packages(in, f);
+    return f;
+  }
   const auto& packages = in.facts.host.driver_packages;
   std::map<Version, std::string> versions;
   for (const auto& package : packages.packages) {
@@ -104,6 +108,10 @@ Finding check_driver_packages(const CheckInput& in) {
 
 Finding check_device_nodes(const CheckInput& in) {
   auto f = finding("device-nodes", "/dev/nvidia* device nodes present");
+  if (on_wsl(in.facts)) {
+    wsl_device_nodes(in, f);
+    return f;
+  }
   const auto& nodes = in.facts.machine.modules.device_nodes;
   const auto has = [&](const std::string& node) {
     return std::find(nodes.begin(), nodes.end(), node) != nodes.end();
@@ -135,6 +143,10 @@ Finding check_device_nodes(const CheckInput& in) {
 
 Finding check_nvidia_smi(const CheckInput& in) {
   auto f = finding("nvidia-smi", "nvidia-smi talks to the driver");
+  if (on_wsl(in.facts)) {
+    wsl_nvidia_smi(in, f);
+    return f;
+  }
   const auto& smi = in.facts.host.nvidia_smi;
   if (smi.outcome == probe::SmiOutcome::not_found) {
     f.evidence.emplace_back("nvidia-smi: not on PATH or in /usr/bin");
@@ -205,10 +217,11 @@ Finding check_driver_toolkit(const CheckInput& in) {
   const auto check = resolve::check_driver(in.db, *release, Version::parse(driver->version));
   const auto minimum = check.full_minimum ? check.full_minimum->str() : std::string("?");
   const auto* branch = in.db.branch_for(release->version);
-  const auto fix = branch
-                       ? std::vector<std::string>{driver_install_command(in.facts, branch->branch),
-                                                  "sudo reboot"}
-                       : std::vector<std::string>{};
+  const auto fix = !branch ? std::vector<std::string>{}
+                   : on_wsl(in.facts)
+                       ? wsl_driver_update_fix(branch->branch)
+                       : std::vector<std::string>{driver_install_command(in.facts, branch->branch),
+                                                  "sudo reboot"};
   switch (check.mode) {
     case resolve::DriverMode::full:
       conclude(f, CheckStatus::ok,

@@ -73,6 +73,10 @@ bool driver_installed(const DoctorFacts& facts) {
 
 Finding check_kernel_module(const CheckInput& in) {
   auto f = finding("kernel-module", "NVIDIA kernel module loaded");
+  if (on_wsl(in.facts)) {
+    wsl_kernel_module(in, f);
+    return f;
+  }
   const auto& machine = in.facts.machine;
   const auto& modules = machine.modules;
   f.evidence.push_back(modules.modules_readable ? loaded_modules(modules)
@@ -112,6 +116,10 @@ Finding check_kernel_module(const CheckInput& in) {
 
 Finding check_nouveau(const CheckInput& in) {
   auto f = finding("nouveau", "nouveau kept off the GPU");
+  if (on_wsl(in.facts)) {
+    skip_on_wsl(in.facts, f, "no Linux GPU driver, nouveau included, drives the GPU here");
+    return f;
+  }
   const auto& modules = in.facts.machine.modules;
   const auto& host = in.facts.host;
   f.evidence.push_back(modules.modules_readable ? std::string("/proc/modules: nouveau ") +
@@ -156,6 +164,10 @@ Finding check_nouveau(const CheckInput& in) {
 
 Finding check_secure_boot(const CheckInput& in) {
   auto f = finding("secure-boot", "Secure Boot accepts the NVIDIA module");
+  if (on_wsl(in.facts)) {
+    skip_on_wsl(in.facts, f, "Secure Boot concerns the Windows driver, not this Linux kernel");
+    return f;
+  }
   const auto& host = in.facts.host;
   const auto& sb = host.secure_boot;
   if (host.in_container) {
@@ -214,6 +226,10 @@ Finding check_secure_boot(const CheckInput& in) {
 
 Finding check_dkms(const CheckInput& in) {
   auto f = finding("dkms", "nvidia module built for the running kernel");
+  if (on_wsl(in.facts)) {
+    skip_on_wsl(in.facts, f, "the WSL kernel loads no nvidia module, so none is built for it");
+    return f;
+  }
   const auto& host = in.facts.host;
   const auto& kernel = in.facts.machine.os.kernel;
   if (host.in_container) {

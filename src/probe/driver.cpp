@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "core/text.hpp"
+#include "probe/wsl.hpp"
 
 namespace cudaenv::probe {
 
@@ -84,8 +85,9 @@ void read_nvml_gpus(const SharedLibrary& nvml, DriverReading& reading) {
   }
 }
 
-void read_nvml(LibraryLoader& loader, DriverReading& reading) {
-  auto nvml = loader.open("libnvidia-ml.so.1");
+// `where`: a soname for the dynamic linker to find, or the very file to load (WSL's).
+void read_nvml(LibraryLoader& loader, const std::string& where, DriverReading& reading) {
+  auto nvml = loader.open(where);
   if (!nvml) return;
   reading.libraries.push_back(nvml->path());
   auto init = lookup<NvmlInit>(*nvml, "nvmlInit_v2");
@@ -143,8 +145,8 @@ std::optional<GpuFacts> read_gpu(const SharedLibrary& cuda, int index) {
   return gpu;
 }
 
-void read_cuda_driver_api(LibraryLoader& loader, DriverReading& reading) {
-  auto cuda = loader.open("libcuda.so.1");
+void read_cuda_driver_api(LibraryLoader& loader, const std::string& where, DriverReading& reading) {
+  auto cuda = loader.open(where);
   if (!cuda) return;
   reading.libraries.push_back(cuda->path());
   auto driver_get_version = lookup<CuDriverGetVersion>(*cuda, "cuDriverGetVersion");
@@ -218,6 +220,20 @@ void read_installed_library_version(const Sysroot& sysroot, DriverReading& readi
   }
 }
 
+// Inside WSL2 the Windows driver's own libraries, by their paths: a Linux driver installed by
+// mistake puts its libcuda.so.1 where the dynamic linker may look first, and it answers nothing.
+// No kernel module or library file name tells the Windows driver's version (libcuda.so.1.1).
+void read_wsl_driver(const Sysroot& sysroot, LibraryLoader& loader, DriverReading& reading) {
+  const std::string directory = wsl_driver_directory;
+  read_nvml(loader, directory + "/libnvidia-ml.so.1", reading);
+  read_cuda_driver_api(loader, directory + "/libcuda.so.1", reading);
+  if (reading.driver && !reading.driver->version.empty()) return;
+  reading.notes.push_back(
+      sysroot.is_directory(directory)
+          ? "WSL2: the Windows NVIDIA driver does not answer through " + directory
+          : "WSL2 without " + directory + ": Windows has no NVIDIA driver with WSL support");
+}
+
 }  // namespace
 
 std::optional<std::string> driver_version_from_library_name(std::string_view file_name) {
@@ -232,8 +248,13 @@ std::optional<std::string> driver_version_from_library_name(std::string_view fil
 
 DriverReading probe_driver(const Sysroot& sysroot, LibraryLoader& loader) {
   DriverReading reading;
-  read_nvml(loader, reading);
-  read_cuda_driver_api(loader, reading);
+  if (probe_wsl(sysroot).wsl2) {
+    read_wsl_driver(sysroot, loader, reading);
+    if (reading.driver && reading.driver->version.empty()) reading.driver.reset();
+    return reading;
+  }
+  read_nvml(loader, "libnvidia-ml.so.1", reading);
+  read_cuda_driver_api(loader, "libcuda.so.1", reading);
   if (!reading.driver || reading.driver->version.empty()) {
     read_kernel_module_version(sysroot, reading);
   }

@@ -105,6 +105,17 @@ struct CudaEnvFacts {
   std::vector<std::string> cuda_library_paths;  // LD_LIBRARY_PATH entries holding toolkit libraries
 };
 
+// Windows Subsystem for Linux 2 (probe/wsl.hpp): the driver is Windows', mapped in at
+// /usr/lib/wsl/lib.
+struct WslFacts {
+  bool wsl2 = false;
+  std::string evidence;       // "/proc/sys/kernel/osrelease: 6.6.87.2-microsoft-standard-WSL2"
+  bool driver_store = false;  // /usr/lib/wsl/lib exists: Windows' driver libraries are mapped in
+  bool dxg_device = false;    // /dev/dxg: the paravirtualised GPU the Windows driver serves
+  // libcuda.so.1 files of a Linux driver (real paths), which inside WSL shadow Windows' own.
+  std::vector<std::string> linux_driver_libraries;
+};
+
 struct MachineFacts {
   std::optional<DriverFacts> driver;
   std::vector<GpuFacts> gpus;
@@ -116,6 +127,7 @@ struct MachineFacts {
   OsFacts os;
   CudaEnvFacts env;
   std::optional<Version> glibc_headers;  // the glibc of /usr/include/features.h (libc6-dev)
+  WslFacts wsl;
 };
 
 const char* to_string(DriverSource source);

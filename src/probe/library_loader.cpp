@@ -48,6 +48,14 @@ const std::vector<std::string>& driver_library_directories() {
 DlLibraryLoader::DlLibraryLoader(const Sysroot& sysroot) : sysroot_(sysroot) {}
 
 std::unique_ptr<SharedLibrary> DlLibraryLoader::open(const std::string& soname) {
+  if (!soname.empty() && soname.front() == '/') {  // that very file (WSL's driver store)
+    const auto real = sysroot_.canonical(soname);  // its links followed inside the root
+    if (!real) return nullptr;
+    const auto host = sysroot_.host_path(*real);
+    void* handle = ::dlopen(host.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) return nullptr;
+    return std::make_unique<DlLibrary>(handle, soname);
+  }
   if (sysroot_.is_host_root()) {
     void* handle = ::dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) return nullptr;

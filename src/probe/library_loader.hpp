@@ -23,7 +23,8 @@ class SharedLibrary {
 class LibraryLoader {
  public:
   virtual ~LibraryLoader() = default;
-  // nullptr when the library is not on this machine.
+  // A soname ("libcuda.so.1"), or a machine path ("/usr/lib/wsl/lib/libcuda.so.1") for that
+  // very file. nullptr when the library is not on this machine.
   virtual std::unique_ptr<SharedLibrary> open(const std::string& soname) = 0;
 };
 

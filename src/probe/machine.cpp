@@ -9,6 +9,7 @@
 #include "probe/kernel_modules.hpp"
 #include "probe/os_release.hpp"
 #include "probe/toolkits.hpp"
+#include "probe/wsl.hpp"
 
 namespace cudaenv::probe {
 
@@ -26,6 +27,7 @@ MachineFacts probe_machine(const ProbeContext& context) {
   facts.os = probe_os(context.sysroot);
   facts.env = probe_cuda_env(context.sysroot, context.env);
   facts.glibc_headers = probe_glibc_headers(context.sysroot);
+  facts.wsl = probe_wsl(context.sysroot);
   return facts;
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/text.hpp"
 #include "probe/executables.hpp"
+#include "probe/wsl.hpp"
 
 namespace cudaenv::probe {
 
@@ -16,7 +17,8 @@ SmiOutcome classify_nvidia_smi(int exit_code, std::string_view output) {
 NvidiaSmiFacts probe_nvidia_smi(const Sysroot& sysroot, ProcessRunner& runner,
                                 const Environment& env) {
   NvidiaSmiFacts facts;
-  const auto path = find_tool(sysroot, env, "nvidia-smi", {"/usr/bin"});
+  // WSL2 maps the Windows driver's nvidia-smi in with its libraries, off PATH in a bare shell.
+  const auto path = find_tool(sysroot, env, "nvidia-smi", {"/usr/bin", wsl_driver_directory});
   if (!path) return facts;
   facts.path = *path;
   // The CSV query is stable across the banner's layout changes (R610 renamed its fields).

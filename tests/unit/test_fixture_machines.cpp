@@ -447,6 +447,33 @@ TEST_CASE("fixture rocky-hpcsdk-wrapper: RTX 4090 on RHEL paths, nvcc a wrapper 
   CHECK(library_paths_of(facts).empty());
 }
 
+TEST_CASE(
+    "fixture wsl2-linux-driver-2204: the Windows driver in /usr/lib/wsl/lib, not the Linux one") {
+  const auto facts = probe_fixture("wsl2-linux-driver-2204", {{"PATH", debian_path}});
+
+  CHECK(facts.wsl.wsl2);
+  CHECK(facts.wsl.evidence == "/proc/sys/kernel/osrelease: 5.15.167.4-microsoft-standard-WSL2");
+  CHECK(facts.wsl.driver_store);
+  CHECK(facts.wsl.dxg_device);
+  // The dynamic linker would find nvidia-driver-535's libcuda first; only its path is reported.
+  CHECK(text::join(facts.wsl.linux_driver_libraries, " ") ==
+        "/usr/lib/x86_64-linux-gnu/libcuda.so.535.183.01");
+  REQUIRE(facts.driver.has_value());
+  CHECK(facts.driver->version == "566.36");
+  CHECK(facts.driver->library == "/usr/lib/wsl/lib/libnvidia-ml.so.1");
+  CHECK(version_text(facts.driver->cuda_version) == "12.7");
+  CHECK(gpus_of(facts) == "0: NVIDIA GeForce RTX 3060 Laptop GPU cc 8.6 6442450944 bytes");
+  CHECK(notes_of(facts).empty());
+  CHECK(loaded_modules_of(facts).empty());
+}
+
+TEST_CASE("an ordinary machine is not WSL2") {
+  const auto facts = probe_fixture("dgx-h100-580", {{"PATH", debian_path}});
+  CHECK_FALSE(facts.wsl.wsl2);
+  CHECK(facts.wsl.evidence.empty());
+  CHECK(facts.wsl.linux_driver_libraries.empty());
+}
+
 TEST_CASE("cudaenv's own store is read from the host, whatever the sysroot") {
   const TempDir data;
   const auto store = data.path() / "toolkits";

@@ -8,6 +8,7 @@
 #include "probe/os_release.hpp"
 #include "probe/remembered_gpus.hpp"
 #include "probe/toolkits.hpp"
+#include "probe/wsl.hpp"
 
 using namespace cudaenv;
 using namespace cudaenv::probe;
@@ -138,4 +139,20 @@ TEST_CASE(
   CHECK(parse_remembered_gpus(render_remembered_gpus("", "580.95.05", {*Version::parse("9.0")}), "",
                               "580.95.05")
             .size() == 1);
+}
+
+TEST_CASE("WSL2 kernels by their release and /proc/version line") {
+  // Releases reported in microsoft/WSL issues (11589: 5.15.146.1, 9962: 5.15.90.1) and the
+  // current 6.6 series; the case differs between kernels built for WSL 2 over the years.
+  CHECK(is_wsl2_kernel("6.6.87.2-microsoft-standard-WSL2"));
+  CHECK(is_wsl2_kernel("5.15.146.1-microsoft-standard-WSL2"));
+  CHECK(
+      is_wsl2_kernel("Linux version 5.4.72-microsoft-standard-WSL2 (oe-user@oe-host) "
+                     "(gcc version 8.2.0 (GCC)) #1 SMP Wed Oct 28 23:40:43 UTC 2020"));
+  CHECK(is_wsl2_kernel("4.19.128-microsoft-standard-wsl2"));
+  // WSL 1 has no GPU: its "kernel" is a syscall layer named after the Windows build.
+  CHECK_FALSE(is_wsl2_kernel("4.4.0-19041-Microsoft"));
+  CHECK_FALSE(is_wsl2_kernel("6.8.0-45-generic"));
+  CHECK_FALSE(is_wsl2_kernel("6.5.0-1025-azure"));
+  CHECK_FALSE(is_wsl2_kernel(""));
 }
