@@ -1,14 +1,17 @@
 #pragma once
 // What each ecosystem needs to build for, or pick binaries for, a GpuSubject, each in the exact
 // form its tool reads (docs/arch.md gives every grammar with its source):
-//   conda   CONDA_OVERRIDE_CUDA=13.0 and CONDA_OVERRIDE_CUDA_ARCH=8.0 (CEP 46: the lowest GPU)
+//   conda   export CONDA_OVERRIDE_CUDA="13.0" and CONDA_OVERRIDE_CUDA_ARCH="8.0=A100SXM480GB"
+//           (CEP 46: the lowest GPU, with its model)
 //   pixi    [system-requirements] cuda = "13.0"
 //   spack   +cuda cuda_arch=80,90 ^cuda@:13.0
 //   nix     { cudaSupport = true; cudaCapabilities = [ "8.0" "9.0" ]; }
-//   cmake   -DCMAKE_CUDA_ARCHITECTURES=80;90
-//   torch   TORCH_CUDA_ARCH_LIST=8.0;9.0+PTX
+//   cmake   -DCMAKE_CUDA_ARCHITECTURES="80;90"
+//   torch   export TORCH_CUDA_ARCH_LIST="8.0;9.0+PTX"
 //   variant the NVIDIA wheel-variant provider's properties, "nvidia :: sm_arch :: 90_real"
-//   variant-env  the provider's overrides, NV_VARIANT_PROVIDER_FORCE_SM_ARCH=9.0
+//   variant-env  the provider's overrides, NV_VARIANT_PROVIDER_FORCE_SM_ARCH="9.0"
+// Every value is quoted for a shell and checked against a set of characters a double-quoted
+// word cannot expand, so `eval "$(cudaenv arch --format conda)"` runs nothing else.
 // Pure text from plain values: nothing here reads the machine.
 
 #include <optional>
