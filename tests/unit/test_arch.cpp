@@ -44,7 +44,7 @@ TEST_CASE("CEP 46's model keeps letters and digits and drops NVIDIA in any case"
   CHECK(arch::cep46_model(std::string(100, 'A')).size() == 64);
 }
 
-TEST_CASE("conda takes the lowest GPU with its model; the build tools take every GPU") {
+TEST_CASE("conda takes the lowest GPU with its model, the build tools take every GPU") {
   const auto subject = mixed_machine();
   const auto conda = arch::conda_variables(subject);
   REQUIRE(conda.size() == 2);
