@@ -14,6 +14,7 @@ int run_app(int argc, const char* const* argv, Context& context) {
   return run_commands(argc, argv, context, [&context](CLI::App& app, Outcome& outcome) {
     add_info_command(app, context, outcome);
     add_resolve_command(app, context, outcome);
+    add_arch_command(app, context, outcome);
     add_pip_command(app, context, outcome);
     add_install_command(app, context, outcome);
     add_store_commands(app, context, outcome);

@@ -13,6 +13,9 @@
 
 namespace cudaenv::cli {
 
+// `cudaenv arch`: what each ecosystem needs for this machine's GPUs or a declared target's.
+void add_arch_command(CLI::App& app, Context& context, Outcome& outcome);
+
 struct InfoOptions {
   bool json = false;
 };

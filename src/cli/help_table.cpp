@@ -32,6 +32,23 @@ std::string shell_choices(const std::string& description) {
   return "words:" + text::join(choices, ",");
 }
 
+// The values a description lists after its colon ("Output: text, conda or json").
+std::string listed_choices(const std::string& description) {
+  const auto colon = description.find(": ");
+  if (colon == std::string::npos) return "";
+  auto list = description.substr(colon + 2);
+  std::vector<std::string> choices;
+  for (auto& part : text::split(list, ',')) {
+    auto word = std::string(text::trim(part));
+    if (const auto last_or = word.find(" or "); last_or != std::string::npos) {
+      choices.push_back(word.substr(0, last_or));
+      word = word.substr(last_or + 4);
+    }
+    choices.push_back(word);
+  }
+  return "words:" + text::join(choices, ",");
+}
+
 // Commands that act on what is installed: their versions complete from the store alone.
 bool acts_on_installed(const std::string& path) {
   const auto top = path.substr(0, path.find(' '));
@@ -48,6 +65,7 @@ std::string value_kind(const std::string& path, const std::string& name,
     return acts_on_installed(path) ? "installed" : "versions";
   if (plain == "cudnn") return "cudnn";
   if (plain == "shell") return shell_choices(description);
+  if (plain == "format") return listed_choices(description);
   if (plain == "dir" || plain == "directory") return "directories";
   if (plain == "file" || plain == "path") return "files";
   if (plain == "command") return path == "help" ? "commands" : "programs";
@@ -57,7 +75,8 @@ std::string value_kind(const std::string& path, const std::string& name,
 std::string value_name(const CLI::Option& option, const std::string& kind) {
   if (kind == "versions" || kind == "installed" || kind == "cudnn") return "SPEC";
   if (kind == "directories") return "DIR";
-  if (text::starts_with(kind, "words:")) return "SHELL";
+  if (text::starts_with(kind, "words:"))
+    return option.get_lnames().empty() ? "SHELL" : uppercase(option.get_lnames().front());
   if (option.get_type_name() == "INT" || option.get_type_name() == "UINT") return "N";
   if (text::contains(lowercase(option.get_description()), "spec")) return "SPEC";
   if (!option.get_lnames().empty()) return uppercase(option.get_lnames().front());
