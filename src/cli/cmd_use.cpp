@@ -306,8 +306,11 @@ Status check_download_flags(const UseOptions& options) {
 Status run_use(const UseOptions& options, Context& context) {
   if (auto valid = validate_specs(options); !valid) return valid;
   if (auto flags = check_download_flags(options); !flags) return flags;
-  if (options.unset || (options.global && options.spec == "system"))
-    return run_unpin(options, context);
+  if (options.unset || (options.global && options.spec == "system")) {
+    auto unpinned = run_unpin(options, context);
+    if (unpinned) refresh_jupyter_kernels(context);
+    return unpinned;
+  }
   if (auto usable = check_target_file(options, context); !usable) return usable;
   if (auto trusted = ownership::check_data_root(paths::data_root(context.env)); !trusted)
     return trusted;
@@ -345,6 +348,7 @@ Status run_use(const UseOptions& options, Context& context) {
                   << " --source redist --force\n";
     }
   }
+  refresh_jupyter_kernels(context);
   return Ok{};
 }
 
@@ -363,6 +367,7 @@ void refresh_shims(Context& context) {
     context.err << "warning: shims not updated: "
                 << text::printable(tools.error().message, text::message_limit) << '\n';
   refresh_modules(context);
+  refresh_jupyter_kernels(context);
 }
 
 Status run_rehash(Context& context) {
@@ -372,6 +377,7 @@ Status run_rehash(Context& context) {
   context.out << tools->size() << " shims in "
               << text::printable(activate::shims_directory(store).string(), text::message_limit)
               << '\n';
+  refresh_jupyter_kernels(context);
   return Ok{};
 }
 
@@ -397,7 +403,9 @@ void add_use_commands(CLI::App& app, Context& context, Outcome& outcome) {
   command->callback([options, &context, &outcome] { outcome.status = run_use(*options, context); });
 
   auto* rehash =
-      app.add_subcommand("rehash", "Recreate the shims for the installed toolkits' tools");
+      app.add_subcommand("rehash",
+                         "Recreate the shims for the installed toolkits' tools, and refresh the "
+                         "env of the Jupyter kernels cudaenv installed");
   rehash->callback([&context, &outcome] { outcome.status = run_rehash(context); });
 }
 

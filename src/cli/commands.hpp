@@ -111,6 +111,10 @@ Status run_use(const UseOptions& options, Context& context);
 void add_use_commands(CLI::App& app, Context& context, Outcome& outcome);
 // Recreates the shims after an install or uninstall; a failure is only a warning.
 void refresh_shims(Context& context);
+// `cudaenv jupyter install|list|uninstall`; and rewriting the env of the kernelspecs it installed
+// to their projects' toolkits now, after use, rehash and an install (a failure is only a warning).
+void add_jupyter_command(CLI::App& app, Context& context, Outcome& outcome);
+void refresh_jupyter_kernels(Context& context);
 // `cudaenv modules write`; and rewriting the config's modules_dir after an install or uninstall
 // (a failure is only a warning).
 void add_modules_command(CLI::App& app, Context& context, Outcome& outcome);

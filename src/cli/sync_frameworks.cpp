@@ -66,32 +66,6 @@ Result<PythonEnvironment> named_environment(const LockProject& project) {
   return environment;
 }
 
-Result<std::optional<PythonEnvironment>> python_environment(const LockProject& project,
-                                                            Context& context) {
-  const auto active = context.env.get_nonempty("VIRTUAL_ENV");
-  if (!project.pins.venv.empty()) {
-    auto named = named_environment(project);
-    if (!named) return named.error();
-    std::error_code error;
-    if (active && !fs::equivalent(*active, named->root, error) && !context.quiet)
-      context.err << "cudaenv: note: VIRTUAL_ENV is "
-                  << text::printable(*active, text::message_limit)
-                  << "; sync installs into the environment .cudaenv names, " << shown(named->root)
-                  << '\n';
-    return std::optional<PythonEnvironment>(std::move(*named));
-  }
-  if (!active) return std::optional<PythonEnvironment>();
-  const fs::path root(*active);
-  const auto python = root / "bin" / "python";
-  if (!root.is_absolute() || !is_file(python))
-    return make_error(ErrorKind::not_found,
-                      "VIRTUAL_ENV is " + text::printable(*active, text::message_limit) +
-                          ", which has no bin/python",
-                      "activate the environment again, or unset VIRTUAL_ENV (or name the "
-                      "project's in .cudaenv: venv = \".venv\")");
-  return std::optional<PythonEnvironment>(PythonEnvironment{root, python, "VIRTUAL_ENV"});
-}
-
 // What the environment's Python says of `name` (verify's own check, verify/frameworks.py).
 Result<verify::FrameworkReport> ask(const PythonEnvironment& environment, const std::string& name,
                                     Context& context) {
@@ -300,6 +274,32 @@ Status prove(const std::string& name, const lock::LockedFramework& framework,
 }
 
 }  // namespace
+
+Result<std::optional<PythonEnvironment>> python_environment(const LockProject& project,
+                                                            Context& context) {
+  const auto active = context.env.get_nonempty("VIRTUAL_ENV");
+  if (!project.pins.venv.empty()) {
+    auto named = named_environment(project);
+    if (!named) return named.error();
+    std::error_code error;
+    if (active && !fs::equivalent(*active, named->root, error) && !context.quiet)
+      context.err << "cudaenv: note: VIRTUAL_ENV is "
+                  << text::printable(*active, text::message_limit)
+                  << "; sync installs into the environment .cudaenv names, " << shown(named->root)
+                  << '\n';
+    return std::optional<PythonEnvironment>(std::move(*named));
+  }
+  if (!active) return std::optional<PythonEnvironment>();
+  const fs::path root(*active);
+  const auto python = root / "bin" / "python";
+  if (!root.is_absolute() || !is_file(python))
+    return make_error(ErrorKind::not_found,
+                      "VIRTUAL_ENV is " + text::printable(*active, text::message_limit) +
+                          ", which has no bin/python",
+                      "activate the environment again, or unset VIRTUAL_ENV (or name the "
+                      "project's in .cudaenv: venv = \".venv\")");
+  return std::optional<PythonEnvironment>(PythonEnvironment{root, python, "VIRTUAL_ENV"});
+}
 
 Result<FrameworkSync> survey_frameworks(const LockProject& project, const lock::LockFile& lock,
                                         bool frozen, Context& context) {

@@ -26,6 +26,12 @@ struct PythonEnvironment {
   std::string origin;            // "venv in /repo/.cudaenv", "VIRTUAL_ENV"
 };
 
+// The environment .cudaenv names (it must exist, and its interpreter must lie outside the project:
+// exit 3, exit 2), else $VIRTUAL_ENV's (exit 3 without a bin/python), else nullopt. Also what
+// `jupyter install` writes its kernelspec for.
+Result<std::optional<PythonEnvironment>> python_environment(const LockProject& project,
+                                                            Context& context);
+
 // What sync found in the environment before installing anything.
 struct FrameworkSync {
   std::optional<PythonEnvironment> environment;          // nullopt: none, the pip lines are printed
