@@ -86,11 +86,12 @@ DetectedDriver detect_driver(Context& context, bool archs_given) {
 void detect(TargetReport& report, Context& context, bool archs_given) {
   // Jetson boards carry this file (L4T); their driver is JetPack's, out of the database's scope.
   report.target.tegra_machine = context.sysroot.exists("/etc/nv_tegra_release");
+  report.target.windows_driver = probe::probe_wsl(context.sysroot).wsl2;
   const auto driver = detect_driver(context, archs_given);
   if (driver.version) {
     report.target.driver = Version::parse(*driver.version);
     report.driver_source = "detected";
-    if (probe::probe_wsl(context.sysroot).wsl2)
+    if (report.target.windows_driver)
       report.notes.emplace_back("WSL2: driver " + *driver.version +
                                 " is the Windows one; a newer driver is installed on Windows, "
                                 "never inside WSL");

@@ -18,6 +18,7 @@ struct Target {
   std::vector<Version> gpus;      // compute capabilities; empty: no GPU constraint
   std::optional<Version> gcc;     // host gcc; only ever a warning
   bool tegra_machine = false;     // a Jetson board (/etc/nv_tegra_release): out of scope
+  bool windows_driver = false;    // WSL2: the driver is Windows', upgraded there
 };
 
 struct Request {

@@ -31,6 +31,13 @@ std::optional<std::string> driver_suggestion(const manifest::Database& db, const
       easiest = &solution;
   }
   if (!easiest) return std::nullopt;
+  if (target.windows_driver) {
+    // WSL2 runs the Windows driver: no Linux package is the fix, and installing one breaks it.
+    return "upgrade the NVIDIA driver on Windows, never inside WSL (CUDA " +
+           easiest->cuda->version.str() +
+           " needs Linux driver >= " + easiest->driver.full_minimum->str() +
+           "; NVIDIA's CUDA Toolkit release notes give the matching Windows driver)";
+  }
   std::string text = "upgrade the NVIDIA driver to >= " + easiest->driver.full_minimum->str() +
                      " (CUDA " + easiest->cuda->version.str();
   if (const auto* branch = db.branch_for(easiest->cuda->version))

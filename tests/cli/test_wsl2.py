@@ -282,6 +282,11 @@ def resolve_uses_the_windows_driver(tmp):
     check(target["gpus"] == ["8.6"], target)
     check(report["driver"]["detected"] == "566.36", report["driver"])
     check(any("WSL2" in note and "on Windows" in note for note in report["notes"]), report["notes"])
+    # Nothing fits this driver: the fix is a Windows driver, never a Linux package.
+    proc = run(["resolve", "--cuda", "13", "--json"], env, check_exit=4)
+    suggestions = json.loads(proc.stdout)["suggestions"]
+    check(any(s.startswith("upgrade the NVIDIA driver on Windows") for s in suggestions)
+          and not any("Ubuntu: nvidia-driver" in s for s in suggestions), f"Windows driver fix: {suggestions}")
 
 
 finish()
