@@ -155,6 +155,12 @@ Result<DriverDecision> decide_driver(const DoctorFacts& facts, const manifest::D
     note_wsl_driver(facts, db, request, newest, plan);
     return decision;
   }
+  if (!facts.machine.tegra_release.empty()) {
+    plan.notes.push_back("a Jetson (Tegra) board (" + facts.machine.tegra_release +
+                         "): its driver comes with NVIDIA JetPack (L4T), so no driver steps; "
+                         "a desktop nvidia-driver package would break it");
+    return decision;
+  }
   if (request.driver_branch) {
     decision.branch = *request.driver_branch;
   } else if (const auto* branch = db.branch_for(newest.version)) {

@@ -217,11 +217,15 @@ Finding check_driver_toolkit(const CheckInput& in) {
   const auto check = resolve::check_driver(in.db, *release, Version::parse(driver->version));
   const auto minimum = check.full_minimum ? check.full_minimum->str() : std::string("?");
   const auto* branch = in.db.branch_for(release->version);
-  const auto fix = !branch ? std::vector<std::string>{}
-                   : on_wsl(in.facts)
-                       ? wsl_driver_update_fix(branch->branch)
-                       : std::vector<std::string>{driver_install_command(in.facts, branch->branch),
-                                                  "sudo reboot"};
+  const auto fix =
+      !branch ? std::vector<std::string>{}
+      : on_wsl(in.facts) ? wsl_driver_update_fix(branch->branch)
+      : !in.facts.machine.tegra_release.empty()
+          ? std::vector<std::string>{"# a Jetson (Tegra) board: its driver comes with NVIDIA "
+                                     "JetPack (L4T); update JetPack, never install a desktop "
+                                     "nvidia-driver package"}
+          : std::vector<std::string>{driver_install_command(in.facts, branch->branch),
+                                     "sudo reboot"};
   switch (check.mode) {
     case resolve::DriverMode::full:
       conclude(f, CheckStatus::ok,

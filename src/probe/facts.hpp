@@ -128,6 +128,9 @@ struct MachineFacts {
   CudaEnvFacts env;
   std::optional<Version> glibc_headers;  // the glibc of /usr/include/features.h (libc6-dev)
   WslFacts wsl;
+  // The first line of /etc/nv_tegra_release, printable: a Jetson board, whose driver comes with
+  // NVIDIA JetPack (L4T). Empty elsewhere.
+  std::string tegra_release;
 };
 
 const char* to_string(DriverSource source);

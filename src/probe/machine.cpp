@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/text.hpp"
 #include "probe/compilers.hpp"
 #include "probe/cuda_env.hpp"
 #include "probe/driver.hpp"
@@ -28,6 +29,12 @@ MachineFacts probe_machine(const ProbeContext& context) {
   facts.env = probe_cuda_env(context.sysroot, context.env);
   facts.glibc_headers = probe_glibc_headers(context.sysroot);
   facts.wsl = probe_wsl(context.sysroot);
+  if (auto release = context.sysroot.read_bounded("/etc/nv_tegra_release", 4096)) {
+    const auto first = text::lines(*release);
+    facts.tegra_release =
+        text::printable(first.empty() ? "" : std::string(text::trim(first[0])), 120);
+    if (facts.tegra_release.empty()) facts.tegra_release = "/etc/nv_tegra_release";
+  }
   return facts;
 }
 
