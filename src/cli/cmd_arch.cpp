@@ -38,17 +38,9 @@ Result<arch::GpuSubject> declared_subject(const std::string& name, const manifes
   auto project = project::read_project_file(*file);
   if (!project) return project.error();
   const auto shown = text::printable(file->string(), text::message_limit);
-  const auto* target = project::find_target(project->targets, name);
-  if (target == nullptr) {
-    std::vector<std::string> names;
-    for (const auto& declared : project->targets) names.push_back(declared.name);
-    return make_error(
-        ErrorKind::not_found,
-        "--target: " + shown + " declares no target \"" + text::printable(name) + "\"",
-        names.empty() ? "declare one: [targets.a100] with driver = \"535.104.05\" "
-                        "and arch = [\"8.0\"]"
-                      : "its targets: " + text::join(names, ", "));
-  }
+  auto found = project::require_target(project->targets, name, shown);
+  if (!found) return found.error();
+  const auto* target = *found;
   // A target naming GPU models (gpu = "H100") has its architectures from the database's rows.
   std::vector<project::DeclaredTarget> chosen = {*target};
   if (auto named = project::name_gpu_archs(chosen, db.gpu_model_archs(), shown); !named)

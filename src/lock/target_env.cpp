@@ -42,18 +42,10 @@ Result<TargetSettings> target_settings(const std::filesystem::path& project_file
                                        std::string_view name) {
   auto project = project::read_project_file(project_file);
   if (!project) return project.error();
-  const auto* target = project::find_target(project->targets, name);
   const auto shown = text::printable(project_file.string(), text::message_limit);
-  if (target == nullptr) {
-    std::vector<std::string> names;
-    for (const auto& declared : project->targets) names.push_back(declared.name);
-    return make_error(
-        ErrorKind::not_found,
-        "--target: " + shown + " declares no target \"" + text::printable(name) + "\"",
-        names.empty() ? "declare one: [targets.a100] with driver = \"535.104.05\" "
-                        "and arch = [\"8.0\"]"
-                      : "its targets: " + text::join(names, ", "));
-  }
+  auto found = project::require_target(project->targets, name, shown);
+  if (!found) return found.error();
+  const auto* target = *found;
   const auto lock_path = lock_path_for(project_file);
   auto lock = read_lock_file(lock_path);
   // A target that names GPU models has its architectures from the database, which this light

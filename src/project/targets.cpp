@@ -195,6 +195,18 @@ const DeclaredTarget* find_target(const std::vector<DeclaredTarget>& targets,
   return nullptr;
 }
 
+Result<const DeclaredTarget*> require_target(const std::vector<DeclaredTarget>& targets,
+                                             std::string_view name, const std::string& shown) {
+  if (const auto* target = find_target(targets, name)) return target;
+  std::vector<std::string> names;
+  for (const auto& declared : targets) names.push_back(declared.name);
+  return make_error(ErrorKind::not_found,
+                    "--target: " + shown + " declares no target \"" + text::printable(name) + "\"",
+                    names.empty() ? "declare one: [targets.a100] with driver = \"535.104.05\" "
+                                    "and arch = [\"8.0\"]"
+                                  : "its targets: " + text::join(names, ", "));
+}
+
 namespace {
 
 // What keeps this machine out of `target`, the more serious first; empty when nothing does.

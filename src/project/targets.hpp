@@ -53,6 +53,10 @@ Result<std::vector<DeclaredTarget>> read_targets(const std::filesystem::path& pr
 // The declared target called `name`, or nullptr.
 const DeclaredTarget* find_target(const std::vector<DeclaredTarget>& targets,
                                   std::string_view name);
+// As find_target, for `--target NAME`: a missing one is the error naming the file (`shown`,
+// printable already) and the targets it does declare, or how to declare one.
+Result<const DeclaredTarget*> require_target(const std::vector<DeclaredTarget>& targets,
+                                             std::string_view name, const std::string& shown);
 
 // How this machine (its driver and its GPUs' compute capabilities) stands against the targets.
 struct TargetMatch {
