@@ -52,6 +52,8 @@ Activated activate(here::Here here, const Environment& current) {
                        result.selection.host_compiler};
   if (result.cudnn) prefix.cudnn_lib = cudnn_library_directory(result.cudnn->path);
   prefix.has_compiler = has_compiler(result.toolkit->path);
+  if (here.forward_compat && here.forward_compat->decision.use())
+    prefix.forward_compat_lib = here.forward_compat->directory.string();
   result.host =
       choose_host_compiler(result.base, prefix.path, prefix.host_compiler, prefix.version);
   result.environment = toolkit_environment(result.base, prefix, *result.host);

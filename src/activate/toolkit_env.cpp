@@ -76,6 +76,8 @@ std::map<std::string, std::string> toolkit_variables(const Environment& current,
   if (!toolkit.cudnn_lib.empty())
     library_path = prepend_entry(library_path, toolkit.cudnn_lib, previous_lib);
   library_path = prepend_entry(library_path, prefix + "/lib64", previous_lib);
+  if (!toolkit.forward_compat_lib.empty())
+    library_path = prepend_entry(library_path, toolkit.forward_compat_lib, previous_lib);
   const auto path = current.get("PATH").value_or("");
   if (!toolkit.has_compiler) {
     for (const auto& entry : text::split(path, ':'))

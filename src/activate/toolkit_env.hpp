@@ -21,6 +21,9 @@ struct ToolkitPrefix {
   // bin/nvcc is there. A runtime-only prefix (from a package index: NVIDIA's cu11/cu12 wheels
   // carry no nvcc) names no compiler: no CUDACXX, and no other toolkit's bin/ left on PATH.
   bool has_compiler = true;
+  // A forward-compatibility library's directory (here::ForwardCompat, where it applies) put first
+  // on LD_LIBRARY_PATH, ahead of the toolkit's own; empty: none.
+  std::string forward_compat_lib = {};
 };
 
 // Whether the toolkit at `prefix` has its compiler driver, bin/nvcc.

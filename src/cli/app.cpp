@@ -32,6 +32,7 @@ int run_app(int argc, const char* const* argv, Context& context) {
     add_sync_command(app, context, outcome);
     add_modules_command(app, context, outcome);
     add_jupyter_command(app, context, outcome);
+    add_compat_command(app, context, outcome);
     add_self_update_command(app, context, outcome);
     add_export_command(app, context, outcome);
     // Last: help, completion and the man page read the table the commands above filled.

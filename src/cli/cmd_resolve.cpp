@@ -8,10 +8,12 @@
 #include "cli/terminal.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
+#include "core/untrusted.hpp"
 #include "manifest/db_index.hpp"
 #include "manifest/load.hpp"
 #include "probe/compilers.hpp"
 #include "probe/driver.hpp"
+#include "probe/kernel_module.hpp"
 #include "probe/remembered_gpus.hpp"
 #include "probe/wsl.hpp"
 #include "project/project_file.hpp"
@@ -100,6 +102,9 @@ void detect(TargetReport& report, Context& context, bool archs_given) {
         "no NVIDIA driver detected: resolving without a driver constraint (--driver targets one)");
   }
   report.target.gpus = driver.archs;
+  // Their names say whether they are data-center GPUs (forward compatibility): the kernel's
+  // /proc files, as cheap as the module's version.
+  if (!archs_given) report.target.gpu_names = probe::kernel_gpu_models(context.sysroot);
   if (!driver.archs.empty()) {
     report.gpu_source = "detected";
   } else {
@@ -144,6 +149,7 @@ Result<TargetReport> build_target(const ResolveOptions& options, Context& contex
     report.gpu_source = "--arch";
     std::erase_if(report.notes, [](const std::string& n) { return text::contains(n, "--arch"); });
   }
+  if (!options.arch.empty() || !options.gpu.empty()) report.target.gpu_names.clear();
   if (!options.gcc.empty()) {
     report.target.gcc = Version::parse(options.gcc);
     if (!report.target.gcc) {
@@ -154,7 +160,41 @@ Result<TargetReport> build_target(const ResolveOptions& options, Context& contex
   return report;
 }
 
+// --gpu H100: the model's compute capability joins the target, and its name says it is a
+// data-center GPU. Read once the database is loaded.
+Status add_named_gpus(const std::vector<std::string>& names, const manifest::Database& db,
+                      TargetReport& report) {
+  if (names.empty()) return Ok{};
+  if (report.gpu_source != "--arch") report.target.gpus.clear();
+  for (const auto& name : names) {
+    if (auto ok = untrusted::check(untrusted::Field::gpu_model, name, "--gpu", ErrorKind::usage);
+        !ok)
+      return ok.error();
+    const auto* model = db.model_of_device(name);
+    if (model == nullptr)
+      return make_error(ErrorKind::usage,
+                        "--gpu: the database knows no GPU \"" + text::printable(name) + "\"",
+                        "write its compute capability instead (--arch 9.0; nvidia-smi "
+                        "--query-gpu=name,compute_cap prints it)");
+    report.target.gpu_names.push_back(model->name);
+    auto& gpus = report.target.gpus;
+    if (std::find(gpus.begin(), gpus.end(), model->compute_capability) == gpus.end())
+      gpus.push_back(model->compute_capability);
+  }
+  report.gpu_source = report.gpu_source == "--arch" ? "--arch, --gpu" : "--gpu";
+  std::erase_if(report.notes, [](const std::string& n) { return text::contains(n, "--arch"); });
+  return Ok{};
+}
+
 json version_or_null(const std::optional<Version>& v) { return v ? json(v->str()) : json(nullptr); }
+
+json forward_compat_json(const resolve::DriverCheck& check) {
+  if (check.forward_compat == nullptr) return nullptr;
+  const auto& package = *check.forward_compat;
+  return {{"package", package.package},
+          {"library", package.driver.str()},
+          {"install", "cudaenv compat install " + package.cuda.str()}};
+}
 
 json to_json(const resolve::Resolution& resolution, const TargetReport& report) {
   json out;
@@ -170,7 +210,8 @@ json to_json(const resolve::Resolution& resolution, const TargetReport& report) 
   out["cudnn"] = nullptr;
   out["driver"] = {{"detected", version_or_null(report.target.driver)},
                    {"required", nullptr},
-                   {"minor_compat_floor", nullptr}};
+                   {"minor_compat_floor", nullptr},
+                   {"forward_compat", nullptr}};
   out["frameworks"] = json::array();
   out["warnings"] = json::array();
   out["unconfirmed"] = json::array();
@@ -184,6 +225,7 @@ json to_json(const resolve::Resolution& resolution, const TargetReport& report) 
                       {"full_version", best.cudnn->full_version.str()}};
     out["driver"]["required"] = version_or_null(best.driver.full_minimum);
     out["driver"]["minor_compat_floor"] = version_or_null(best.driver.compat_floor);
+    out["driver"]["forward_compat"] = forward_compat_json(best.driver);
     for (const auto& f : best.frameworks) {
       out["frameworks"].push_back(
           {{"name", f.name},
@@ -366,6 +408,7 @@ Result<Resolved> resolve_options(const ResolveOptions& flags, Context& context) 
   auto selected = manifest::load_selected_database(paths::data_root(context.env));
   if (!selected) return selected.error();
   auto* db = &selected->db;
+  if (auto named = add_named_gpus(options.gpu, *db, *target); !named) return named.error();
   if (pins->file) target->notes.insert(target->notes.begin(), "pins from " + pins->file->string());
   const resolve::Pins asked{request->cuda, request->cudnn, request->torch, request->tensorflow,
                             request->jax};
@@ -421,6 +464,8 @@ void add_resolve_command(CLI::App& app, Context& context, Outcome& outcome) {
                       "Resolve for this driver version instead of the detected one");
   command->add_option("--arch", options->arch,
                       "Resolve for a GPU of this compute capability (8.9 or sm_89); repeatable");
+  command->add_option("--gpu", options->gpu,
+                      "Resolve for this GPU model (H100, A100, RTX 4090); repeatable");
   command->add_option("--gcc", options->gcc, "Host gcc version to check against");
   command->add_flag("--no-detect", options->no_detect, "Do not probe this machine");
   command->add_flag("--include-unchecked", options->include_unchecked,

@@ -30,6 +30,7 @@ struct ResolveOptions {
   std::string cuda, cudnn, torch, tensorflow, jax;
   std::string driver, gcc;
   std::vector<std::string> arch;
+  std::vector<std::string> gpu;  // GPU models ("H100"), as the database names them
   bool no_detect = false;
   bool json = false;
   bool verbose = false;
@@ -114,6 +115,8 @@ void refresh_shims(Context& context);
 // `cudaenv jupyter install|list|uninstall`; and rewriting the env of the kernelspecs it installed
 // to their projects' toolkits now, after use, rehash and an install (a failure is only a warning).
 void add_jupyter_command(CLI::App& app, Context& context, Outcome& outcome);
+// `cudaenv compat install|list|uninstall`: NVIDIA's forward-compatibility packages.
+void add_compat_command(CLI::App& app, Context& context, Outcome& outcome);
 void refresh_jupyter_kernels(Context& context);
 // `cudaenv modules write`; and rewriting the config's modules_dir after an install or uninstall
 // (a failure is only a warning).

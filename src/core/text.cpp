@@ -1,6 +1,7 @@
 #include "core/text.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 
 namespace cudaenv::text {
@@ -178,6 +179,31 @@ std::string printable(std::string_view text, size_t limit, LineBreaks line_break
   while (i < text.size() && i < limit) i += append_printable(out, text, i, line_breaks);
   if (i < text.size()) out += "…[+" + std::to_string(text.size() - i) + " bytes]";
   return out;
+}
+
+std::vector<std::string> gpu_name_words(std::string_view name) {
+  std::vector<std::string> words;
+  std::string word;
+  const auto flush = [&] {
+    if (!word.empty() && word != "NVIDIA" && word != "GEFORCE" && word != "TESLA")
+      words.push_back(word);
+    word.clear();
+  };
+  for (const char c : name) {
+    if (c == ' ' || c == '-' || c == '\t')
+      flush();
+    else
+      word += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  flush();
+  return words;
+}
+
+bool gpu_is_model(std::string_view device, std::string_view model) {
+  const auto device_words = gpu_name_words(device);
+  const auto model_words = gpu_name_words(model);
+  return !model_words.empty() && model_words.size() <= device_words.size() &&
+         std::equal(model_words.begin(), model_words.end(), device_words.begin());
 }
 
 }  // namespace cudaenv::text

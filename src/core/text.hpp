@@ -26,6 +26,13 @@ std::optional<long long> parse_integer(std::string_view s);
 std::string shell_quote(std::string_view word);
 std::string shell_join(const std::vector<std::string>& words);
 
+// A GPU's device or model name as upper-case words, split at spaces, tabs and hyphens, without
+// the vendor and brand words NVML and the kernel put in front: "NVIDIA A100-SXM4-80GB" gives
+// {A100, SXM4, 80GB}; "Tesla T4" gives {T4}.
+std::vector<std::string> gpu_name_words(std::string_view name);
+// Whether the device `device` is the model `model`: the model's words begin the device's.
+bool gpu_is_model(std::string_view device, std::string_view model);
+
 // How printable() treats line breaks: a value shown inside one line escapes them (a name read
 // from a file cannot forge a second "hint:" line); a block of several lines keeps them.
 enum class LineBreaks { escape, keep };

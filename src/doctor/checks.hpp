@@ -4,9 +4,12 @@
 
 #include "activate/here.hpp"
 #include "core/environment.hpp"
+#include "core/sysroot.hpp"
 #include "doctor/active_toolkit.hpp"
 #include "doctor/binary_facts.hpp"
 #include "doctor/finding.hpp"
+#include "forward/compat_library.hpp"
+#include "install/store.hpp"
 #include "manifest/database.hpp"
 #include "probe/facts.hpp"
 #include "probe/host_facts.hpp"
@@ -32,6 +35,14 @@ struct ShellFacts {
   std::string selected;   // "12.4 (from /repo/.cudaenv)", "system (from system)"
 };
 
+// A forward-compatibility library found on the machine.
+struct CompatLibraryFacts {
+  forward::CompatLibrary library;  // its directory as a host path
+  std::string directory;           // the machine path shown: /usr/local/cuda-13.0/compat
+  std::string real_directory;      // links resolved, as the linker entries give theirs
+  std::string origin;              // "NVIDIA's cuda-compat package", "cudaenv store"
+};
+
 struct DoctorFacts {
   probe::MachineFacts machine;
   probe::HostFacts host;
@@ -46,6 +57,9 @@ struct DoctorFacts {
   // so the check judges the compiler the builds here really get; nullopt: nvcc's default.
   std::optional<std::string> activation_compiler;
   std::string activation_compiler_reason;
+  std::vector<CompatLibraryFacts> compat_libraries;
+  std::optional<std::string> kernel_module;  // the loaded NVIDIA module's version
+  std::vector<std::string> kernel_gpus;      // the models it drives, as /proc names them
 };
 
 struct CheckInput {
@@ -77,6 +91,11 @@ Finding check_framework(const CheckInput& in);
 Finding check_framework_binaries(const CheckInput& in);
 Finding check_cudnn_copies(const CheckInput& in);
 Finding check_triton_ptxas(const CheckInput& in);
+// Forward-compatibility libraries (checks_forward.cpp): which there are, which would run here, and
+// a misplaced one the loader takes first (error 803/804).
+Finding check_forward_compat(const CheckInput& in);
+std::vector<CompatLibraryFacts> gather_compat_libraries(const Sysroot& sysroot,
+                                                        const install::Store& store);
 // The shell (checks_shell.cpp): does this shell have what applies here, and if not, why.
 Finding check_shell_hook(const CheckInput& in);
 // `applied`: what applies in its directory, as doctor decided it once; nullptr when it could not
@@ -102,6 +121,8 @@ bool driver_installed(const DoctorFacts& facts);
 // The database's record for a toolkit version: the release itself, else the oldest release of its
 // major.minor (an nvcc version such as 13.0.88 names no release).
 const manifest::CudaRelease* release_for(const manifest::Database& db, const Version& version);
+// The command that takes `bad` directories out of the user's LD_LIBRARY_PATH and keeps the rest.
+std::string ld_library_path_without(const DoctorFacts& facts, const std::vector<std::string>& bad);
 // "nvidia-driver-580" with the command that installs it on this OS.
 std::string driver_install_command(const DoctorFacts& facts, int branch);
 

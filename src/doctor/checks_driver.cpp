@@ -185,6 +185,54 @@ Finding check_nvidia_smi(const CheckInput& in) {
   return f;
 }
 
+namespace {
+
+// A driver too old for the active toolkit: served all the same where the hook put a
+// forward-compatibility library first; else the driver upgrade, and on data-center GPUs whose
+// branch NVIDIA's package supports, that package first (no reboot).
+void too_old(const CheckInput& in, const manifest::CudaRelease& release,
+             const resolve::DriverCheck& check, Finding& f, std::vector<std::string> fix) {
+  const auto& driver = in.facts.machine.driver->version;
+  const auto minimum = check.full_minimum ? check.full_minimum->str() : std::string("?");
+  const auto& forward = in.active.forward_compat;
+  if (forward && forward->decision.use()) {
+    f.evidence.push_back("forward compatibility: " + forward->directory.string());
+    conclude(f, CheckStatus::ok,
+             "driver " + driver + " is older than CUDA " + release.version.str() + " needs (>= " +
+                 minimum + "), and forward compatibility serves it: " + forward->decision.reason);
+    return;
+  }
+  std::vector<std::string> names;
+  std::vector<Version> archs;
+  for (const auto& gpu : in.facts.machine.gpus) {
+    names.push_back(gpu.name);
+    archs.push_back(gpu.compute_capability);
+  }
+  std::string also;
+  const auto parsed = Version::parse(driver);
+  const auto fit = parsed ? resolve::forward_compat_fit(in.db, release, *parsed, archs, names)
+                          : resolve::ForwardCompatFit{};
+  if (fit.package != nullptr) {
+    fix.insert(fix.begin(),
+               {"cudaenv compat install " + fit.package->cuda.str(), "# or upgrade the driver:"});
+    also = "; on these data-center GPUs NVIDIA's forward-compatibility package " +
+           fit.package->package + " runs it without a driver upgrade";
+  }
+  if (forward)
+    f.evidence.push_back("forward compatibility " + forward->directory.string() + ": " +
+                         forward->decision.reason);
+  conclude(f, CheckStatus::fail,
+           "driver " + driver + " is too old for CUDA " + release.version.str() +
+               ": it needs >= " + minimum +
+               (check.compat_floor
+                    ? " (minor-version compatibility >= " + check.compat_floor->str() + ")"
+                    : "") +
+               also);
+  f.fix = std::move(fix);
+}
+
+}  // namespace
+
 Finding check_driver_toolkit(const CheckInput& in) {
   auto f = finding("driver-toolkit", "driver supports the active toolkit");
   const auto& toolkit = in.active.toolkit;
@@ -239,14 +287,7 @@ Finding check_driver_toolkit(const CheckInput& in) {
                    "): newer PTX cannot be JIT-compiled");
       f.fix = fix;
       break;
-    default:
-      conclude(f, CheckStatus::fail,
-               "driver " + driver->version + " is too old for CUDA " + release->version.str() +
-                   ": it needs >= " + minimum +
-                   (check.compat_floor
-                        ? " (minor-version compatibility >= " + check.compat_floor->str() + ")"
-                        : ""));
-      f.fix = fix;
+    default: too_old(in, *release, check, f, fix);
   }
   return f;
 }

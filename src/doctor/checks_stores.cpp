@@ -20,6 +20,10 @@ std::string verdict(const resolve::DriverCheck& check) {
                                                       : check.full_minimum
                                                           ? check.full_minimum->str()
                                                           : "?");
+    case resolve::DriverMode::forward_compat:
+      return "served through forward compatibility (" +
+             (check.forward_compat ? check.forward_compat->package : std::string("cuda-compat")) +
+             ")";
     case resolve::DriverMode::unchecked: break;
   }
   return "no driver on this node to check against";

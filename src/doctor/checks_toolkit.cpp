@@ -60,17 +60,6 @@ std::optional<std::string> entry_problem(const DoctorFacts& facts, const ActiveT
          "'s libraries, not the active toolkit's";
 }
 
-std::string ld_library_path_without(const DoctorFacts& facts, const std::vector<std::string>& bad) {
-  std::vector<std::string> kept;
-  for (const auto& entry : facts.host.linker.entries) {
-    if (entry.source == "LD_LIBRARY_PATH" &&
-        std::find(bad.begin(), bad.end(), entry.directory) == bad.end())
-      kept.push_back(entry.directory);
-  }
-  return kept.empty() ? "unset LD_LIBRARY_PATH"
-                      : "export LD_LIBRARY_PATH=" + text::shell_quote(text::join(kept, ":"));
-}
-
 void duplicate_cudart(const DoctorFacts& facts, std::vector<std::string>& problems) {
   std::map<std::string, std::vector<const probe::CudartCopy*>> by_soname;
   for (const auto& copy : facts.host.linker.cudart) by_soname[copy.soname].push_back(&copy);
@@ -88,6 +77,17 @@ void duplicate_cudart(const DoctorFacts& facts, std::vector<std::string>& proble
 }
 
 }  // namespace
+
+std::string ld_library_path_without(const DoctorFacts& facts, const std::vector<std::string>& bad) {
+  std::vector<std::string> kept;
+  for (const auto& entry : facts.host.linker.entries) {
+    if (entry.source == "LD_LIBRARY_PATH" &&
+        std::find(bad.begin(), bad.end(), entry.directory) == bad.end())
+      kept.push_back(entry.directory);
+  }
+  return kept.empty() ? "unset LD_LIBRARY_PATH"
+                      : "export LD_LIBRARY_PATH=" + text::shell_quote(text::join(kept, ":"));
+}
 
 Finding check_gpu_arch(const CheckInput& in) {
   auto f = finding("gpu-arch", "GPUs supported by the active toolkit and driver");

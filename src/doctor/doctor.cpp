@@ -11,6 +11,7 @@
 #include "core/paths.hpp"
 #include "here/here.hpp"
 #include "probe/host.hpp"
+#include "probe/kernel_module.hpp"
 #include "probe/nvidia_smi.hpp"
 #include "probe/python_frameworks.hpp"
 
@@ -27,6 +28,7 @@ using Check = Finding (*)(const CheckInput&);
 constexpr Check check_table[] = {
     check_kernel_module,   check_nouveau,      check_secure_boot,  check_dkms,
     check_driver_packages, check_device_nodes, check_nvidia_smi,   check_driver_toolkit,
+    check_forward_compat,
     check_gpu_arch,        check_cuda_link,    check_library_path, check_host_compiler,
     check_glibc_headers,   check_framework,
     // What the active Python's binaries carry and load (checks_binaries.cpp).
@@ -109,6 +111,10 @@ Result<DoctorFacts> gather_facts(const probe::ProbeContext& context) {
   if (!status) return status.error();
   facts.host.nvidia_smi = std::move(smi);
   facts.host.python = std::move(python);
+  // A few small files, read after what applies here named the stores.
+  facts.kernel_module = probe::kernel_module_driver_version(context.sysroot);
+  facts.kernel_gpus = probe::kernel_gpu_models(context.sysroot);
+  facts.compat_libraries = gather_compat_libraries(context.sysroot, facts.here.store);
   return facts;
 }
 

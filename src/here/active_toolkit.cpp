@@ -82,6 +82,7 @@ ActiveToolkit active_toolkit(const Here& here, const std::vector<probe::ToolkitF
         project::describe_source(here.selection) + "=" + here.selection.cuda->str();
     active.origin = "selection";
     active.selected = true;
+    active.forward_compat = here.forward_compat;
     return active;
   }
   if (here.missing) {

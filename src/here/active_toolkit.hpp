@@ -22,6 +22,8 @@ struct ActiveToolkit {
   std::string origin;
   bool selected = false;         // chosen by the selection (not the system fallback)
   std::optional<Error> missing;  // the selection that nothing serves (here.missing)
+  // The forward-compatibility library found for the selected toolkit, used or not (here.hpp).
+  std::optional<ForwardCompat> forward_compat;
   std::vector<std::string> notes;
 };
 

@@ -4,11 +4,14 @@
 
 #include <algorithm>
 
+#include "core/files.hpp"
 #include "core/ownership.hpp"
 #include "core/paths.hpp"
 #include "core/process.hpp"
 #include "core/sysroot.hpp"
 #include "core/text.hpp"
+#include "forward/compat_library.hpp"
+#include "probe/kernel_module.hpp"
 #include "probe/toolkits.hpp"
 #include "project/stores.hpp"
 
@@ -161,6 +164,68 @@ Status find_cudnn(Here& here) {
   return ownership::check_prefix(here.cudnn->path, ownership::cudnn_layout(), "cuDNN");
 }
 
+// The models forward compatibility was allowed for when the library was installed
+// (<store>/compat/<X.Y>/gpus, the database's names of data-center models, one per line, written by
+// `cudaenv compat install`): a GPU the kernel names that is none of them keeps the library out.
+std::vector<std::string> approved_gpus(const fs::path& compat_dir) {
+  auto text = read_bounded_file(compat_dir / "gpus", 16384);
+  if (!text) return {};
+  std::vector<std::string> models;
+  for (const auto& line : text::lines(*text))
+    if (!text::trim(line).empty()) models.emplace_back(text::trim(line));
+  return models;
+}
+
+// The stores' compat/<X.Y> directories for this toolkit's minor or a newer one, lowest first.
+std::vector<std::pair<Version, fs::path>> compat_candidates(const install::Store& store,
+                                                            const Version& toolkit) {
+  std::vector<std::pair<Version, fs::path>> found;
+  std::vector<fs::path> roots{store.root};
+  roots.insert(roots.end(), store.shared_roots.begin(), store.shared_roots.end());
+  for (const auto& root : roots) {
+    std::error_code ec;
+    for (fs::directory_iterator it(root / "compat", ec), end; !ec && it != end; it.increment(ec)) {
+      const auto name = it->path().filename().string();
+      const auto version = Version::parse(name);
+      if (!version || name.front() == '.' || *version < toolkit.major_minor()) continue;
+      if (version->major() != toolkit.major() && version->major() != toolkit.major() + 1) continue;
+      found.emplace_back(*version, it->path());
+    }
+  }
+  std::stable_sort(found.begin(), found.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  return found;
+}
+
+// A forward-compatibility library for the serving toolkit goes first on LD_LIBRARY_PATH only where
+// its own note and NVIDIA's rule say it runs (forward/decision.hpp); the kernel files are read only
+// when one is installed.
+Status find_forward_compat(const Sysroot& sysroot, Here& here) {
+  if (!here.toolkit || here.missing) return Ok{};
+  const auto candidates = compat_candidates(here.store, here.toolkit->installed.version);
+  if (candidates.empty()) return Ok{};
+  const auto module = probe::kernel_module_driver_version(sysroot);
+  const auto gpus = probe::kernel_gpu_models(sysroot);
+  for (const auto& [cuda, dir] : candidates) {
+    auto library = forward::find_compat_library(dir / "lib");
+    if (!library) continue;
+    if (auto trusted = ownership::check_prefix(dir, {{}, {"lib"}}, "forward-compatibility library");
+        !trusted)
+      return trusted.error();
+    const auto approved = approved_gpus(dir);
+    auto decision = forward::decide(*library, module, gpus, [&](const std::string& gpu) {
+      return std::any_of(approved.begin(), approved.end(),
+                         [&](const auto& model) { return text::gpu_is_model(gpu, model); });
+    });
+    here.trace.push_back("forward compatibility " + dir.string() + ": " + decision.reason);
+    const bool use = decision.use();
+    if (use || !here.forward_compat)
+      here.forward_compat = ForwardCompat{dir / "lib", cuda, library->version, std::move(decision)};
+    if (use) break;
+  }
+  return Ok{};
+}
+
 // What builds get when nothing here selects a toolkit (or none serves the selection): what a
 // shell reaches, then where CMake's FindCUDAToolkit and torch's cpp_extension look next.
 void note_system_toolkit(const Environment& base, const Sysroot& sysroot, Here& here) {
@@ -257,6 +322,7 @@ Result<Here> decide(const Environment& base, const fs::path& cwd,
   if (auto trusted = ownership::check_data_root(here.store.root); !trusted) return trusted.error();
   if (auto found = find_toolkit(sysroot, here); !found) return found.error();
   if (auto found = find_cudnn(here); !found) return found.error();
+  if (auto found = find_forward_compat(sysroot, here); !found) return found.error();
   if (here.missing) note_system_toolkit(base, sysroot, here);
   return here;
 }

@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "core/sysroot.hpp"
 #include "core/version.hpp"
+#include "forward/decision.hpp"
 #include "install/store.hpp"
 #include "project/selection.hpp"
 
@@ -35,6 +36,15 @@ struct ServingToolkit {
   std::string machine_path;  // system_prefix only: its path on the machine (below any sysroot)
 };
 
+// A forward-compatibility library installed for the serving toolkit (<store>/compat/<X.Y>/lib,
+// `cudaenv compat install`), and whether it goes first on LD_LIBRARY_PATH here.
+struct ForwardCompat {
+  std::filesystem::path directory;  // the library's directory
+  Version cuda;                     // the toolkit minor it was installed for
+  std::string library_version;      // 570.124.06
+  forward::Decision decision;
+};
+
 struct Here {
   project::Selection selection;
   std::filesystem::path directory;  // where the question was asked
@@ -52,6 +62,9 @@ struct Here {
   std::string system_origin;
   // The rules that decided, one line each, in order.
   std::vector<std::string> trace;
+  // The forward-compatibility library for the toolkit, if one is installed: the one put first
+  // when any applies, else the first considered with why it does not. nullopt: none installed.
+  std::optional<ForwardCompat> forward_compat;
 
   bool selects_cuda() const { return selection.cuda.has_value(); }
 };

@@ -59,7 +59,18 @@ std::string strip_top(std::string_view path) {
   return text::join(parts, "/");
 }
 
+// The entry path below `subtree`; empty (skipped) for one outside it or the subtree itself.
+std::string below_subtree(std::string_view path, const std::string& subtree) {
+  const auto parts = components_of(path);
+  const auto top = components_of(subtree);
+  if (parts.size() <= top.size() || !std::equal(top.begin(), top.end(), parts.begin())) return {};
+  return text::join(std::vector<std::string>(
+                        parts.begin() + static_cast<std::ptrdiff_t>(top.size()), parts.end()),
+                    "/");
+}
+
 std::string relative_of(std::string_view path, const ExtractOptions& options) {
+  if (!options.subtree.empty()) return below_subtree(path, options.subtree);
   return options.wheel_layout ? wheel_entry_path(path, options.component, options.licenses_dir)
                               : strip_top(path);
 }
@@ -237,7 +248,8 @@ Result<std::optional<std::string>> place_entry(struct archive_entry* entry,
     return hostile(options, original, kind);
   std::string relative = relative_of(original, options);
   if (relative.empty()) return std::optional<std::string>{};
-  if (relative.find('/') == std::string::npos && archive_entry_filetype(entry) == AE_IFREG) {
+  if (options.subtree.empty() && relative.find('/') == std::string::npos &&
+      archive_entry_filetype(entry) == AE_IFREG) {
     relative = options.licenses_dir + "/" + options.component + "/" + relative;
   }
   if (const char* target = archive_entry_symlink(entry)) {

@@ -47,6 +47,10 @@ struct ExtractOptions {
   // few ten thousand entries.
   std::size_t max_depth = 64;
   std::size_t max_entries = 1000000;
+  // Keep only the entries below this directory of the archive ("usr/local/cuda-12.8/compat": a
+  // package's tree), placed at the destination's top; the rest is skipped. Empty: strip the one
+  // top directory as for NVIDIA's archives.
+  std::string subtree = {};
 };
 
 // The caps every archive shares: a name (NAME_MAX), an entry's path or link target as the

@@ -371,10 +371,11 @@ bool is_arch_list(std::string_view value, bool digits_only) {
 
 Status check_settings(const toml::table& table, const std::string& field, const FieldReader& read,
                       const LockedTarget& out) {
-  if (out.mode != "full" && out.mode != "minor-compat")
+  if (out.mode != "full" && out.mode != "minor-compat" && out.mode != "forward-compat")
     return make_error(ErrorKind::integrity,
                       read.where(table.get("mode"), field + ".mode") + ": \"" +
-                          text::printable(out.mode) + "\" is not full or minor-compat",
+                          text::printable(out.mode) +
+                          "\" is not full, minor-compat or forward-compat",
                       hostile_hint);
   for (auto [key, value, digits] :
        {std::tuple{"TORCH_CUDA_ARCH_LIST", &out.torch_cuda_arch_list, false},

@@ -72,7 +72,7 @@ struct Receipt {
 
 struct LockedTarget {
   std::string driver;                    // the declared floor
-  std::string mode;                      // "full" or "minor-compat"
+  std::string mode;                      // "full", "minor-compat" or "forward-compat"
   std::vector<std::string> archs;        // "8.0"
   std::string torch_cuda_arch_list;      // "8.0;9.0"
   std::string cmake_cuda_architectures;  // "80;90"

@@ -186,7 +186,11 @@ LockedTarget locked_target(const manifest::Database& db, const resolve::Solution
   out.gpus = target.gpus;
   const auto check = resolve::check_driver(db, *solution.cuda,
                                            driver_floor(db, target.driver).value_or(target.driver));
-  out.mode = check.mode == resolve::DriverMode::minor_compat ? "minor-compat" : "full";
+  // What the target's driver gives by itself; one too old for the solution is one the resolver
+  // accepted only through NVIDIA's forward-compatibility package.
+  out.mode = check.mode == resolve::DriverMode::minor_compat ? "minor-compat"
+             : check.mode == resolve::DriverMode::too_old    ? "forward-compat"
+                                                             : "full";
   std::vector<std::string> digits;
   for (const auto& arch : target.archs) {
     out.archs.push_back(arch.str());

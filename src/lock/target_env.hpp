@@ -16,7 +16,7 @@ namespace cudaenv::lock {
 struct TargetSettings {
   std::string name;
   std::string driver;
-  std::string mode;    // "full", "minor-compat", or "" when no lock says
+  std::string mode;    // "full", "minor-compat", "forward-compat", or "" when no lock says
   std::string source;  // the file the settings come from
   // CUDAENV_TARGET, TORCH_CUDA_ARCH_LIST, CMAKE_CUDA_ARCHITECTURES and, when needed, CUDAHOSTCXX.
   std::vector<std::pair<std::string, std::string>> variables;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/text.hpp"
+
 namespace cudaenv::manifest {
 
 namespace {
@@ -51,6 +53,19 @@ const CudnnRelease* Database::cudnn(const Version& full_or_short) const {
 const DriverBranch* Database::branch_for(const Version& cuda) const {
   return find_if(driver_branches,
                  [&](const DriverBranch& b) { return b.max_cuda >= cuda.major_minor(); });
+}
+
+const GpuModel* Database::model_of_device(const std::string& device_name) const {
+  const GpuModel* best = nullptr;
+  std::size_t best_length = 0;
+  for (const auto& model : gpu_models) {
+    const auto length = text::gpu_name_words(model.name).size();
+    if (length > best_length && text::gpu_is_model(device_name, model.name)) {
+      best = &model;
+      best_length = length;
+    }
+  }
+  return best;
 }
 
 bool Database::has_source(const std::string& key) const {

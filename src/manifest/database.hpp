@@ -60,6 +60,7 @@ struct GpuModel {
   std::string name;  // as NVIDIA names it, without "NVIDIA"/"GeForce": "RTX 4090", "H100"
   Version compute_capability;
   Provenance provenance;
+  bool datacenter = false;  // one of NVIDIA's data-center products: forward compatibility runs
 };
 
 struct HostCompilerLimit {
@@ -138,6 +139,18 @@ struct DriverBranch {
   Provenance provenance;
 };
 
+// NVIDIA's CUDA forward-compatibility package for one toolkit minor (cuda-compat-12-8): a newer
+// user-mode driver that runs that CUDA on an older kernel module of `host_branches`, on
+// data-center GPUs. The branches an installed library accepts come from its own note; these
+// rows plan before anything is installed.
+struct ForwardCompatPackage {
+  Version cuda;         // 12.8
+  std::string package;  // cuda-compat-12-8
+  Version driver;       // the library's version: 570.124.06
+  std::vector<int> host_branches;
+  Provenance provenance;
+};
+
 struct Source {
   std::string key;
   std::string citation;
@@ -157,7 +170,8 @@ struct Database {
   std::vector<PytorchRelease> pytorch;  // oldest first
   std::vector<TensorflowRelease> tensorflow;
   std::vector<JaxPlugin> jax;
-  std::vector<DriverBranch> driver_branches;  // oldest first
+  std::vector<DriverBranch> driver_branches;         // oldest first
+  std::vector<ForwardCompatPackage> forward_compat;  // oldest first
   std::vector<Source> sources;
   std::string revision;  // the oldest revision among the files loaded
 
@@ -169,6 +183,10 @@ struct Database {
   // The oldest driver branch whose drivers support `cuda` (nvidia-driver-535 for 12.2).
   const DriverBranch* branch_for(const Version& cuda) const;
   bool has_source(const std::string& key) const;
+  // The model a device name is, as NVML or /proc/driver/nvidia/gpus report it ("NVIDIA H100 80GB
+  // HBM3", "Tesla T4", "NVIDIA GeForce RTX 4090"): the longest model name its leading words make,
+  // ignoring "NVIDIA", "GeForce" and "Tesla"; nullptr for a name the database does not know.
+  const GpuModel* model_of_device(const std::string& device_name) const;
 };
 
 }  // namespace cudaenv::manifest

@@ -113,6 +113,22 @@ class FieldReader {
     return values;
   }
 
+  std::vector<int> integers(const toml::table& table, const char* key) {
+    std::vector<int> values;
+    const auto* array = table.get_as<toml::array>(key);
+    if (array == nullptr) {
+      fail(table, key, table.contains(key) ? "must be an array" : "is missing");
+      return values;
+    }
+    for (const auto& element : *array) {
+      if (auto value = element.value<int64_t>(); value && *value > 0 && *value < 100000)
+        values.push_back(static_cast<int>(*value));
+      else
+        fail(table, key, "must hold driver branches (integers) only");
+    }
+    return values;
+  }
+
   std::vector<Version> versions(const toml::table& table, const char* key) {
     std::vector<Version> values;
     for (const auto& raw : strings(table, key)) {
@@ -219,7 +235,8 @@ void read_cuda(const toml::table& root, FieldReader& r, Database& db) {
   });
   for_each_table(root, "gpu", [&](const toml::table& t) {
     db.gpu_models.push_back({r.checked(t, "name", Field::gpu_model),
-                             r.required_version(t, "compute_capability"), r.provenance(t)});
+                             r.required_version(t, "compute_capability"), r.provenance(t),
+                             r.boolean(t, "datacenter")});
   });
   for_each_table(root, "host_compiler", [&](const toml::table& t) {
     db.host_compilers.push_back(
@@ -298,6 +315,11 @@ void read_drivers(const toml::table& root, FieldReader& r, Database& db) {
                                   r.checked(t, "package", Field::component_name),
                                   r.required_version(t, "max_cuda"), r.provenance(t)});
   });
+  for_each_table(root, "forward_compat", [&](const toml::table& t) {
+    db.forward_compat.push_back(
+        {r.required_version(t, "cuda"), r.checked(t, "package", Field::component_name),
+         r.required_version(t, "driver"), r.integers(t, "host_branches"), r.provenance(t)});
+  });
 }
 
 void read_sources(const toml::table& root, Database& db) {
@@ -367,6 +389,8 @@ Result<Database> load_database(const std::vector<ManifestFile>& files) {
   sort_by_version(db.cuda_releases);
   sort_by_version(db.pytorch);
   sort_by_version(db.tensorflow);
+  std::stable_sort(db.forward_compat.begin(), db.forward_compat.end(),
+                   [](const auto& a, const auto& b) { return a.cuda < b.cuda; });
   std::stable_sort(db.cudnn_releases.begin(), db.cudnn_releases.end(),
                    [](const auto& a, const auto& b) { return a.full_version < b.full_version; });
   return db;

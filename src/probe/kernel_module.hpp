@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/sysroot.hpp"
 
@@ -23,5 +24,12 @@ std::optional<std::string> read_proc_driver_version(const Sysroot& sysroot);
 // /sys/module/nvidia/version), read without loading a driver library: cheap enough for the
 // prompt hook (bounded reads, no C++ streams). nullopt when no NVIDIA module is loaded.
 std::optional<std::string> kernel_module_driver_version(const Sysroot& sysroot);
+
+// The "Model:" line of /proc/driver/nvidia/gpus/*/information ("NVIDIA H200"), one per GPU the
+// module drives, in bus order: the GPUs' names without loading a driver library. Empty when no
+// module is loaded. Each file is read bounded and non-blocking; at most 64 GPUs.
+std::vector<std::string> kernel_gpu_models(const Sysroot& sysroot);
+// The model in one such file's text; "" when it has no "Model:" line.
+std::string parse_gpu_information_model(std::string_view text);
 
 }  // namespace cudaenv::probe

@@ -112,6 +112,23 @@ std::vector<std::string> set_warnings(const manifest::Database& db, const Soluti
              ? "driver >= " + solution.driver.full_minimum->str() + " gives full support"
              : std::string("the database does not know the driver for full support")));
   }
+  if (solution.driver.mode == DriverMode::forward_compat) {
+    const auto& package = *solution.driver.forward_compat;
+    warnings.push_back(
+        "driver " + target.driver->str() + " is older than CUDA " + version.str() +
+        " needs (>= " + (solution.driver.full_minimum ? solution.driver.full_minimum->str() : "?") +
+        "): on these data-center GPUs NVIDIA's forward-compatibility package " + package.package +
+        " (libcuda " + package.driver.str() +
+        ") runs it without a driver upgrade: cudaenv compat "
+        "install " +
+        package.cuda.str() +
+        "; the hook puts it first only while the loaded module is older "
+        "(docs/forward-compat.md)" +
+        (solution.driver.compat_floor && *target.driver >= *solution.driver.compat_floor
+             ? "; without it, minor-version compatibility runs it with limits (no PTX newer "
+               "than the driver)"
+             : std::string()));
+  }
   if (solution.unchecked) {
     warnings.push_back("CUDA " + version.str() +
                        " is unchecked: no source gives its driver floor, so this driver may be "
@@ -148,13 +165,23 @@ std::vector<std::string> set_warnings(const manifest::Database& db, const Soluti
   return warnings;
 }
 
-// Preference: full driver support over minor-compat, then newer frameworks (in request order),
-// then stable builds over experimental ones, then PyPI's default build, then the newer toolkit,
-// then the newer cuDNN.
+// What the driver asks of the user: nothing, living with minor-version compatibility's limits,
+// or installing the forward-compatibility package.
+int driver_cost(DriverMode mode) {
+  switch (mode) {
+    case DriverMode::minor_compat: return 1;
+    case DriverMode::forward_compat: return 2;
+    default: return 0;
+  }
+}
+
+// Preference: full driver support over minor-compat over forward-compat, then newer frameworks
+// (in request order), then stable builds over experimental ones, then PyPI's default build, then
+// the newer toolkit, then the newer cuDNN.
 bool preferred(const Solution& a, const Solution& b) {
-  const bool a_full = a.driver.mode != DriverMode::minor_compat;
-  const bool b_full = b.driver.mode != DriverMode::minor_compat;
-  if (a_full != b_full) return a_full;
+  const int a_cost = driver_cost(a.driver.mode);
+  const int b_cost = driver_cost(b.driver.mode);
+  if (a_cost != b_cost) return a_cost < b_cost;
   for (size_t i = 0; i < a.frameworks.size() && i < b.frameworks.size(); ++i) {
     if (a.frameworks[i].rank != b.frameworks[i].rank)
       return a.frameworks[i].rank > b.frameworks[i].rank;
@@ -202,9 +229,21 @@ class Solver {
   }
 
   void consider(const manifest::CudaRelease& release) {
-    const auto check = check_driver(db_, release, target_.driver);
-    if (check.mode == DriverMode::too_old) {
-      return reject(describe(release, {}), driver_problem(check, *target_.driver));
+    auto check = check_driver(db_, release, target_.driver);
+    // Below full support, NVIDIA's forward-compatibility package gives full support without a
+    // driver upgrade where it runs: the answer for a too-old driver, and a better one than
+    // minor-version compatibility's limits on a data-center GPU.
+    if (check.mode == DriverMode::too_old || check.mode == DriverMode::minor_compat) {
+      const auto fit =
+          forward_compat_fit(db_, release, *target_.driver, target_.gpus, target_.gpu_names);
+      if (fit.package != nullptr) {
+        check.mode = DriverMode::forward_compat;
+        check.forward_compat = fit.package;
+      } else if (check.mode == DriverMode::too_old) {
+        auto reason = driver_problem(check, *target_.driver);
+        if (!fit.problem.empty()) reason += "; forward compatibility: " + fit.problem;
+        return reject(describe(release, {}), reason);
+      }
     }
     family_notes_.clear();
     for (const auto& gpu : target_.gpus) {

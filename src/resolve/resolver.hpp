@@ -19,6 +19,9 @@ struct Target {
   std::optional<Version> gcc;     // host gcc; only ever a warning
   bool tegra_machine = false;     // a Jetson board (/etc/nv_tegra_release): out of scope
   bool windows_driver = false;    // WSL2: the driver is Windows', upgraded there
+  // The GPUs' names where the machine (or --gpu) gives them, "NVIDIA H100 80GB HBM3": whether
+  // they are data-center GPUs decides forward compatibility.
+  std::vector<std::string> gpu_names = {};
 };
 
 struct Request {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/text.hpp"
+
 namespace cudaenv::resolve {
 
 DriverCheck check_driver(const manifest::Database& db, const manifest::CudaRelease& release,
@@ -21,6 +23,76 @@ DriverCheck check_driver(const manifest::Database& db, const manifest::CudaRelea
     check.mode = DriverMode::too_old;
   }
   return check;
+}
+
+namespace {
+
+const manifest::ForwardCompatPackage* forward_compat_package(const manifest::Database& db,
+                                                             const Version& cuda) {
+  for (const auto& row : db.forward_compat) {
+    if (row.cuda == cuda.major_minor()) return &row;
+  }
+  return nullptr;
+}
+
+std::string branch_list(const std::vector<int>& branches) {
+  std::vector<std::string> names;
+  for (const int branch : branches) names.push_back(std::to_string(branch));
+  return text::join(names, ", ");
+}
+
+// Why these GPUs cannot take forward compatibility; empty when every one is a data-center GPU.
+std::string datacenter_problem(const manifest::Database& db, const std::vector<Version>& gpus,
+                               const std::vector<std::string>& gpu_names) {
+  for (const auto& name : gpu_names) {
+    const auto* model = db.model_of_device(name);
+    if (model == nullptr)
+      return "GPU " + text::printable(name) +
+             " is not in the database's models, and it runs only on data-center GPUs";
+    if (!model->datacenter)
+      return model->name + " is not a data-center GPU (elsewhere it fails with error 804)";
+  }
+  if (!gpu_names.empty()) return {};
+  if (gpus.empty())
+    return "it runs only on data-center GPUs: name the GPU (--gpu H100) to have it considered";
+  for (const auto& cc : gpus) {
+    bool any = false;
+    for (const auto& model : db.gpu_models) {
+      if (model.compute_capability != cc) continue;
+      any = true;
+      if (!model.datacenter)
+        return sm_name(cc) + " GPUs include the " + model.name +
+               ", not a data-center GPU: name the GPU (--gpu) to have it considered";
+    }
+    if (!any)
+      return "the database knows no data-center GPU of " + sm_name(cc) + " (it runs only on those)";
+  }
+  return {};
+}
+
+}  // namespace
+
+ForwardCompatFit forward_compat_fit(const manifest::Database& db,
+                                    const manifest::CudaRelease& release, const Version& driver,
+                                    const std::vector<Version>& gpus,
+                                    const std::vector<std::string>& gpu_names) {
+  const auto* package = forward_compat_package(db, release.version);
+  if (package == nullptr) return {};
+  const auto& branches = package->host_branches;
+  if (std::find(branches.begin(), branches.end(), driver.major()) == branches.end())
+    return {nullptr, package->package + " supports driver branches " + branch_list(branches) +
+                         ", not " + std::to_string(driver.major())};
+  if (release.min_driver && package->driver < *release.min_driver)
+    return {nullptr, "the " + package->package + " the database knows carries libcuda " +
+                         package->driver.str() + ", older than CUDA " + release.version.str() +
+                         " needs"};
+  if (auto problem = datacenter_problem(db, gpus, gpu_names); !problem.empty())
+    return {nullptr, std::move(problem)};
+  for (const auto& gpu : gpus) {  // a newer driver does not bring back a dropped architecture
+    if (auto fit = toolkit_arch_fit(db, release, gpu); fit.kind == ArchFit::Kind::none)
+      return {nullptr, std::move(fit.problem)};
+  }
+  return {package, {}};
 }
 
 namespace {
@@ -138,6 +210,7 @@ const char* to_string(DriverMode mode) {
     case DriverMode::minor_compat: return "minor-compat";
     case DriverMode::unchecked: return "unchecked";
     case DriverMode::too_old: return "too-old";
+    case DriverMode::forward_compat: return "forward-compat";
   }
   return "unknown";
 }

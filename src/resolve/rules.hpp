@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/version.hpp"
 #include "manifest/database.hpp"
@@ -14,16 +15,33 @@ enum class DriverMode {
   minor_compat,  // below that, but >= the major family's minor-version-compatibility floor
   unchecked,     // no driver known (login node, CI, container build): no constraint applied
   too_old,
+  // Too old, but NVIDIA's forward-compatibility package of the release's minor runs it on this
+  // branch and these data-center GPUs (docs/forward-compat.md): `cudaenv compat install X.Y`.
+  forward_compat,
 };
 
 struct DriverCheck {
   DriverMode mode = DriverMode::unchecked;
   std::optional<Version> full_minimum;  // nullopt when the database does not know it
   std::optional<Version> compat_floor;
+  const manifest::ForwardCompatPackage* forward_compat = nullptr;  // set in forward_compat mode
 };
 
 DriverCheck check_driver(const manifest::Database& db, const manifest::CudaRelease& release,
                          const std::optional<Version>& driver);
+
+// Whether NVIDIA's forward-compatibility package runs `release` on this (too old) driver: the
+// package of its minor, a driver branch the package supports, a library new enough for the
+// release, and GPUs that are all data-center ones (by the names the machine or --gpu gave, else
+// by compute capability when every model the database knows of it is one: 9.0, not 8.6).
+struct ForwardCompatFit {
+  const manifest::ForwardCompatPackage* package = nullptr;  // the package that runs it
+  std::string problem;  // otherwise why not; empty when no package exists for the minor
+};
+ForwardCompatFit forward_compat_fit(const manifest::Database& db,
+                                    const manifest::CudaRelease& release, const Version& driver,
+                                    const std::vector<Version>& gpus,
+                                    const std::vector<std::string>& gpu_names);
 
 // Why `release` cannot compile native code for a GPU of this compute capability; nullopt if it can.
 std::optional<std::string> arch_problem(const manifest::Database& db,

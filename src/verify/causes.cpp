@@ -4,6 +4,7 @@
 
 #include "activate/host_compiler.hpp"
 #include "core/text.hpp"
+#include "forward/decision.hpp"
 #include "resolve/rules.hpp"
 
 namespace cudaenv::verify::causes {
@@ -152,6 +153,32 @@ Cause no_driver(const ClassifyContext& context, const std::string& evidence,
           "check that /dev/nvidia* and /dev/nvidia-uvm exist and are readable by this user (the "
           "video or render group; sudo modprobe nvidia_uvm creates the latter), and in a "
           "container that it was started with the GPUs (docker run --gpus all)"};
+}
+
+Cause forward_compat_failed(const ClassifyContext& context, const std::string& evidence) {
+  if (!context.forward_compat)
+    return {CauseId::forward_compat_failed,
+            "forward compatibility was attempted on a GPU it does not run on: " + evidence,
+            "take the cuda-compat directory off LD_LIBRARY_PATH (and out of /etc/ld.so.conf.d) "
+            "and upgrade the driver instead; it runs only on data-center GPUs"};
+  const auto& library = *context.forward_compat;
+  std::vector<std::string> names;
+  for (const auto& gpu : context.gpus) names.push_back(gpu.name);
+  const auto decision = forward::decide(
+      library, context.driver ? std::optional<std::string>(context.driver->version) : std::nullopt,
+      names, [&](const std::string& gpu) {
+        const auto* model = context.db.model_of_device(gpu);
+        return model != nullptr && model->datacenter;
+      });
+  const auto dir = library.directory.string();
+  const auto why =
+      decision.use() ? "it should run here, so the library itself may be damaged" : decision.reason;
+  return {CauseId::forward_compat_failed,
+          "the forward-compatibility library in " + dir + " (libcuda " + library.version +
+              ") was loaded first: " + why + "; " + evidence,
+          "take " + dir +
+              " off LD_LIBRARY_PATH (the system's driver then serves; cudaenv puts a store copy "
+              "first only where it runs: cudaenv doctor says which)"};
 }
 
 Cause driver_too_old(const ClassifyContext& context, const std::string& evidence) {

@@ -16,6 +16,9 @@ std::string describe(const CudaErrorLine& error);
 Cause no_driver(const ClassifyContext& context, const std::string& evidence,
                 std::string_view error_name);
 Cause driver_too_old(const ClassifyContext& context, const std::string& evidence);
+// Error 803 with a forward-compatibility library loaded, or 804: why the library cannot run here
+// (its note, the kernel module, the GPUs) and the way out.
+Cause forward_compat_failed(const ClassifyContext& context, const std::string& evidence);
 // "machine code for sm_80 and no PTX": what a build holds.
 std::string build_contents(const ArchPlan& archs);
 // `gpu`: the compute capability that has no image, when known; the fix is built from it.

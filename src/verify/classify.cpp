@@ -22,7 +22,8 @@ constexpr RuntimeErrorRule runtime_error_rules[] = {
     {"cudaErrorInsufficientDriver", 35, CauseId::driver_too_old},  // also: no libcuda at all
     {"cudaErrorNoDevice", 100, CauseId::no_driver},
     {"cudaErrorInitializationError", 3, CauseId::no_driver},
-    {"cudaErrorSystemDriverMismatch", 803, CauseId::no_driver},
+    {"cudaErrorSystemDriverMismatch", 803, CauseId::no_driver},  // or forward_compat_failed
+    {"cudaErrorCompatNotSupportedOnDevice", 804, CauseId::forward_compat_failed},
     {"cudaErrorNoKernelImageForDevice", 209, CauseId::no_kernel_image},
     {"cudaErrorUnsupportedPtxVersion", 222, CauseId::driver_too_old},
     {"cudaErrorMemoryAllocation", 2, CauseId::out_of_memory},
@@ -46,6 +47,9 @@ constexpr TextRule text_rules[] = {
     {"driver on your system is too old", CauseId::driver_too_old},  // PyTorch's wording
     {"no CUDA-capable device is detected", CauseId::no_driver},
     {"Found no NVIDIA driver", CauseId::no_driver},  // PyTorch's wording
+    // The runtime's strings for 803 and 804, as frameworks quote them.
+    {"system has unsupported display driver / cuda driver combination", CauseId::no_driver},
+    {"forward compatibility was attempted on non supported HW", CauseId::forward_compat_failed},
     {"error while loading shared libraries: libcudart", CauseId::cudart_mismatch},
     {"out of memory", CauseId::out_of_memory},
 };
@@ -100,7 +104,12 @@ Cause from_runtime_error(const CudaErrorLine& error, const Evidence& evidence,
         return causes::no_driver(context, evidence_text, error.name);
       }
       return causes::driver_too_old(context, evidence_text);
-    case CauseId::no_driver: return causes::no_driver(context, evidence_text, error.name);
+    case CauseId::no_driver:
+      if (error.name == "cudaErrorSystemDriverMismatch" && context.forward_compat)
+        return causes::forward_compat_failed(context, evidence_text);
+      return causes::no_driver(context, evidence_text, error.name);
+    case CauseId::forward_compat_failed:
+      return causes::forward_compat_failed(context, evidence_text);
     case CauseId::no_kernel_image: {
       const auto [cc, label] = gpu_of(error, evidence, context);
       return causes::no_kernel_image(context, cc,
@@ -204,6 +213,7 @@ const char* to_string(CauseId id) {
     case CauseId::cudnn_mismatch: return "cudnn_mismatch";
     case CauseId::framework_not_installed: return "framework_not_installed";
     case CauseId::framework_cpu_only: return "framework_cpu_only";
+    case CauseId::forward_compat_failed: return "forward_compat_failed";
   }
   return "unknown";
 }
@@ -218,7 +228,11 @@ std::optional<CauseId> cause_named_in(std::string_view text) {
 Cause cause_from_text(CauseId id, const std::string& text, const ClassifyContext& context,
                       const std::optional<Version>& gpu) {
   switch (id) {
-    case CauseId::no_driver: return causes::no_driver(context, text, "");
+    case CauseId::no_driver:
+      if (context.forward_compat && text::contains(text, "unsupported display driver"))
+        return causes::forward_compat_failed(context, text);
+      return causes::no_driver(context, text, "");
+    case CauseId::forward_compat_failed: return causes::forward_compat_failed(context, text);
     case CauseId::driver_too_old:
       if (!context.driver || !context.driver->loaded) return causes::no_driver(context, text, "");
       return causes::driver_too_old(context, text);

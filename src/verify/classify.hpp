@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/process.hpp"
+#include "forward/compat_library.hpp"
 #include "manifest/database.hpp"
 #include "probe/facts.hpp"
 #include "verify/build.hpp"
@@ -31,6 +32,9 @@ enum class CauseId {
   cudnn_mismatch,    // --cudnn: cudnnGetVersion() differs from the version recorded beside it
   framework_not_installed,  // --torch/--tensorflow/--jax: not importable in the active Python
   framework_cpu_only,       // the framework was built without CUDA
+  // A forward-compatibility library was loaded where it cannot run: 803 (a kernel module newer
+  // than it, or of a branch it does not accept) or 804 (not a data-center GPU).
+  forward_compat_failed,
 };
 
 const char* to_string(CauseId id);
@@ -53,6 +57,8 @@ struct ClassifyContext {
   std::optional<std::string> cuda_visible_devices;
   std::optional<std::string> cudnn_library;  // --cudnn: the library loaded
   std::optional<long long> cudnn_expected;   // its version as recorded beside it
+  // The forward-compatibility library first on the program's LD_LIBRARY_PATH, if any.
+  std::optional<forward::CompatLibrary> forward_compat;
 };
 
 struct Evidence {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "activate/toolkit_env.hpp"
+#include "core/text.hpp"
 #include "install/store.hpp"
 #include "resolve/toolkit_identity.hpp"
 #include "verify/embedded.hpp"
@@ -40,6 +41,16 @@ ProcessResult run_program(const Verification& verification, const Environment& e
   return failed;
 }
 
+// The program inherits the user's LD_LIBRARY_PATH below the toolkit's directories: a
+// forward-compatibility library there is what its libcuda comes from.
+std::optional<forward::CompatLibrary> first_compat_library(const Environment& env) {
+  for (const auto& dir : text::split(env.get("LD_LIBRARY_PATH").value_or(""), ':')) {
+    if (dir.empty()) continue;
+    if (auto library = forward::find_compat_library(dir); library && library->note) return library;
+  }
+  return std::nullopt;
+}
+
 ClassifyContext classify_context(const Verification& verification, const VerifyInputs& inputs) {
   ClassifyContext context{inputs.db,
                           inputs.facts.driver,
@@ -50,7 +61,8 @@ ClassifyContext classify_context(const Verification& verification, const VerifyI
                           verification.archs,
                           inputs.env.get("CUDA_VISIBLE_DEVICES"),
                           std::nullopt,
-                          std::nullopt};
+                          std::nullopt,
+                          first_compat_library(inputs.env)};
   if (verification.cudnn) {
     context.cudnn_library = verification.cudnn->library;
     context.cudnn_expected = verification.cudnn->expected;

@@ -26,9 +26,9 @@ def healthy_machine_text(tmp):
     out = proc.stdout
     check(out.startswith("Active toolkit: CUDA 13.0.2 at /usr/local/cuda-13.0 (nvcc on PATH)\n"), out)
     check(" 1. ok    NVIDIA kernel module loaded\n" in out, out)
-    check("14. ok    PyTorch built for this driver and these GPUs\n" in out, out)
+    check("15. ok    PyTorch built for this driver and these GPUs\n" in out, out)
     check("read: /proc/modules: nvidia, nvidia_uvm, nvidia_modeset, nvidia_drm loaded" in out, out)
-    check(out.endswith("19 checks: 15 ok, 0 warn, 0 fail, 4 skipped\n"), out)
+    check(out.endswith("20 checks: 15 ok, 0 warn, 0 fail, 5 skipped\n"), out)
 
 
 @case
@@ -36,7 +36,7 @@ def nouveau_machine_json(tmp):
     proc = run(["doctor", "--json"], machine_env(tmp, "doctor-nouveau-2204"), check_exit=1)
     report = json.loads(proc.stdout)
     check(report["schema_version"] == 1 and report["ok"] is False, report)
-    check(report["summary"] == {"ok": 7, "warn": 0, "fail": 5, "skip": 7}, report["summary"])
+    check(report["summary"] == {"ok": 7, "warn": 0, "fail": 5, "skip": 8}, report["summary"])
     check(report["active_toolkit"] == {"version": "11.8.0", "path": "/usr/local/cuda-11.8",
                                        "selected_by": "nvcc on PATH"}, report["active_toolkit"])
     statuses = {f["id"]: f["status"] for f in report["findings"]}

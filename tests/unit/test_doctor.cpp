@@ -73,7 +73,8 @@ TEST_CASE("doctor: a healthy Ubuntu 24.04 machine passes every check") {
   const auto report = doctor_on("doctor-healthy-2404", {});
   CHECK(verdict(report) ==
         "kernel-module=ok nouveau=ok secure-boot=ok dkms=ok driver-packages=ok device-nodes=ok "
-        "nvidia-smi=ok driver-toolkit=ok gpu-arch=ok cuda-link=ok library-path=ok "
+        "nvidia-smi=ok driver-toolkit=ok forward-compat=skip gpu-arch=ok cuda-link=ok "
+        "library-path=ok "
         "host-compiler=ok glibc-headers=ok framework=ok framework-binaries=skip cudnn-copies=skip "
         "triton-ptxas=skip stores=skip shell-hook=ok");
   CHECK_FALSE(report.has_failure());
@@ -90,7 +91,8 @@ TEST_CASE("doctor: nouveau holds the GPU, so the installed driver 535 cannot loa
   const auto report = doctor_on("doctor-nouveau-2204", {});
   CHECK(verdict(report) ==
         "kernel-module=fail nouveau=fail secure-boot=ok dkms=ok driver-packages=ok "
-        "device-nodes=fail nvidia-smi=fail driver-toolkit=ok gpu-arch=skip cuda-link=ok "
+        "device-nodes=fail nvidia-smi=fail driver-toolkit=ok forward-compat=skip gpu-arch=skip "
+        "cuda-link=ok "
         "library-path=ok host-compiler=fail glibc-headers=skip framework=skip "
         "framework-binaries=skip "
         "cudnn-copies=skip triton-ptxas=skip stores=skip shell-hook=ok");
@@ -147,7 +149,8 @@ TEST_CASE("doctor: a Tesla K80 on driver 470 with CUDA 12.4 active") {
   CHECK(report.active.toolkit->path == "/usr/local/cuda-12.4");
   CHECK(verdict(report) ==
         "kernel-module=ok nouveau=ok secure-boot=ok dkms=ok driver-packages=ok device-nodes=ok "
-        "nvidia-smi=ok driver-toolkit=fail gpu-arch=fail cuda-link=warn library-path=warn "
+        "nvidia-smi=ok driver-toolkit=fail forward-compat=skip gpu-arch=fail cuda-link=warn "
+        "library-path=warn "
         "host-compiler=ok glibc-headers=skip framework=fail framework-binaries=skip "
         "cudnn-copies=skip triton-ptxas=skip stores=skip shell-hook=ok");
   const auto& driver = finding(report, "driver-toolkit");

@@ -159,6 +159,7 @@ TEST_CASE("nvcc's real glibc 2.41 error is glibc_headers_clash, with the limit a
                                         archs,
                                         std::nullopt,
                                         std::nullopt,
+                                        std::nullopt,
                                         std::nullopt};
   ProcessResult compile;
   compile.exit_code = 1;

@@ -358,9 +358,9 @@ FrameworkReport check_with(const std::string& name, const std::string& output,
   std::filesystem::permissions(bin.path() / "python3", std::filesystem::perms::owner_all);
   CannedPython python;
   python.output = output;
-  const ClassifyContext context{db(),         std::nullopt, {},         {},
-                                v("12.8.1"),  "/opt/cuda",  ArchPlan{}, std::nullopt,
-                                std::nullopt, std::nullopt};
+  const ClassifyContext context{db(),         std::nullopt, {},          {},
+                                v("12.8.1"),  "/opt/cuda",  ArchPlan{},  std::nullopt,
+                                std::nullopt, std::nullopt, std::nullopt};
   auto report =
       check_framework(name, "script", {{"PATH", bin.path().string()}}, python, gpus, context);
   CHECK(python.argv ==

@@ -75,6 +75,7 @@ ClassifyContext context(std::optional<probe::DriverFacts> facts = std::nullopt) 
                          archs,
                          std::nullopt,
                          std::nullopt,
+                         std::nullopt,
                          std::nullopt};
 }
 
@@ -291,4 +292,62 @@ TEST_CASE("the database release for a toolkit known only by its nvcc version") {
   const auto* exact = release_for(db(), *Version::parse("12.4.1"));
   REQUIRE(exact);
   CHECK(exact->version.str() == "12.4.1");
+}
+
+namespace {
+
+// The runtime's own words for 803 and 804 (cudaGetErrorString of CUDA 13.0).
+constexpr const char* mismatch_run =
+    "versions driver=0 runtime=13000\n"
+    "error call=cudaGetDeviceCount code=803 error_name=cudaErrorSystemDriverMismatch "
+    "message=system has unsupported display driver / cuda driver combination\n";
+
+constexpr const char* compat_hw_run =
+    "versions driver=0 runtime=13000\n"
+    "error call=cudaGetDeviceCount code=804 error_name=cudaErrorCompatNotSupportedOnDevice "
+    "message=forward compatibility was attempted on non supported HW\n";
+
+// NVIDIA's cuda-compat-13-0 as the H200 machine's image carries it: its note as readelf shows it.
+forward::CompatLibrary compat_13_0() {
+  forward::CompatLibrary library;
+  library.directory = "/usr/local/cuda-13.0/compat";
+  library.version = "580.95.05";
+  library.note = *forward::parse_compat_note(
+      R"({"format":1,"CUDA version":"13.0","driver":[535,550,565,570,575,580],"device":[1,2]})");
+  return library;
+}
+
+}  // namespace
+
+TEST_CASE("803 with a forward-compatibility library first and a newer module names the library") {
+  auto ctx = context(driver("580.159.04", "13.0"));
+  ctx.gpus = {probe::GpuFacts{0, "NVIDIA H200", *Version::parse("9.0"), 0}};
+  ctx.forward_compat = compat_13_0();
+  const auto cause = classify(ran(1, mismatch_run), ctx);
+  REQUIRE(cause);
+  CHECK(cause->id == CauseId::forward_compat_failed);
+  CHECK(has(cause->message, "/usr/local/cuda-13.0/compat (libcuda 580.95.05)"));
+  CHECK(has(cause->message, "580.159.04 is not older"));
+  CHECK(has(cause->fix, "take /usr/local/cuda-13.0/compat off LD_LIBRARY_PATH"));
+}
+
+TEST_CASE("803 without one stays the driver's own library/module mismatch") {
+  const auto cause = classify(ran(1, mismatch_run), context(driver("580.159.04", "13.0")));
+  REQUIRE(cause);
+  CHECK(cause->id == CauseId::no_driver);
+  CHECK(has(cause->fix, "reboot"));
+}
+
+TEST_CASE("804 on a GeForce card says it is not a data-center GPU") {
+  auto ctx = context(driver("535.104.05", "12.2"));
+  ctx.gpus = {probe::GpuFacts{0, "NVIDIA GeForce RTX 4090", *Version::parse("8.9"), 0}};
+  ctx.forward_compat = compat_13_0();
+  const auto cause = classify(ran(1, compat_hw_run), ctx);
+  REQUIRE(cause);
+  CHECK(cause->id == CauseId::forward_compat_failed);
+  CHECK(has(cause->message, "RTX 4090 is not a data-center GPU"));
+  CHECK(std::string(to_string(cause->id)) == "forward_compat_failed");
+  // A framework quoting the runtime's string is classified the same.
+  CHECK(cause_named_in("RuntimeError: CUDA error: forward compatibility was attempted on non "
+                       "supported HW") == CauseId::forward_compat_failed);
 }
