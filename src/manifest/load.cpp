@@ -215,6 +215,62 @@ void merge_cudnn_redist(const toml::table& root, FieldReader& r, Database& db) {
   });
 }
 
+// The generated `[[pypi_toolkit]]` rows (scripts/update-db --pypi): the nvcc and runtime each
+// cuda-toolkit release on PyPI pins, where neither a hand-written release nor the redist index
+// said. They add no release: a PyPI metapackage has no driver floor to go with it.
+void merge_cuda_pypi(const toml::table& root, FieldReader& r, Database& db) {
+  for_each_table(root, "pypi_toolkit", [&](const toml::table& t) {
+    const auto version = r.required_version(t, "version");
+    const auto nvcc = r.version(t, "nvcc", false);
+    const auto cudart = r.version(t, "cudart", false);
+    for (auto& release : db.cuda_releases) {
+      if (release.version != version) continue;
+      if (!release.nvcc) release.nvcc = nvcc;
+      if (!release.cudart) release.cudart = cudart;
+    }
+  });
+}
+
+bool add_source(Provenance& provenance, const std::string& key) {
+  if (std::find(provenance.sources.begin(), provenance.sources.end(), key) !=
+      provenance.sources.end())
+    return false;
+  provenance.sources.push_back(key);
+  return true;
+}
+
+// The generated `[[pypi]]` rows (scripts/update-db --pypi): the CUDA majors NVIDIA publishes an
+// nvidia-cudnn-cuNN wheel of each cuDNN for. A wheel is a fact with a source, so a hand-written
+// release of that version gains every major its wheels show, and a version only PyPI lists
+// becomes a release: the database cannot miss a build `pip install` would get.
+void merge_cudnn_pypi(const toml::table& root, FieldReader& r, Database& db) {
+  for_each_table(root, "pypi", [&](const toml::table& t) {
+    CudnnRelease wheels{r.required_version(t, "version"),
+                        r.required_version(t, "full_version"),
+                        {},
+                        Provenance{{"PYPI_CUDNN"}, "high", "", ""}};
+    for (const auto& major : r.strings(t, "cuda_majors"))
+      wheels.cuda_majors.push_back(r.major(t, major));
+    const auto it =
+        std::find_if(db.cudnn_releases.begin(), db.cudnn_releases.end(),
+                     [&](const CudnnRelease& c) { return c.version == wheels.version; });
+    if (it == db.cudnn_releases.end()) {
+      db.cudnn_releases.push_back(std::move(wheels));
+      return;
+    }
+    bool gained = false;
+    for (const int major : wheels.cuda_majors) {
+      if (std::find(it->cuda_majors.begin(), it->cuda_majors.end(), major) != it->cuda_majors.end())
+        continue;
+      it->cuda_majors.push_back(major);
+      gained = true;
+    }
+    if (!gained) return;
+    std::sort(it->cuda_majors.begin(), it->cuda_majors.end());
+    add_source(it->provenance, "PYPI_CUDNN");
+  });
+}
+
 void read_cuda(const toml::table& root, FieldReader& r, Database& db) {
   for_each_table(root, "release", [&](const toml::table& t) {
     db.cuda_releases.push_back({r.required_version(t, "version"), r.text(t, "label", false),
@@ -222,6 +278,7 @@ void read_cuda(const toml::table& root, FieldReader& r, Database& db) {
                                 r.provenance(t), r.version(t, "cudart", false)});
   });
   merge_cuda_redist(root, r, db);
+  merge_cuda_pypi(root, r, db);
   for_each_table(root, "family", [&](const toml::table& t) {
     db.cuda_families.push_back(
         {r.integer(t, "major"), r.required_version(t, "minor_compat_floor"), r.provenance(t)});
@@ -257,6 +314,7 @@ void read_cudnn(const toml::table& root, FieldReader& r, Database& db) {
                                  r.required_version(t, "full_version"), majors, r.provenance(t)});
   });
   merge_cudnn_redist(root, r, db);
+  merge_cudnn_pypi(root, r, db);
   for_each_table(root, "support", [&](const toml::table& t) {
     db.cudnn_support.push_back({r.required_version(t, "cudnn"), r.major(t, r.text(t, "cuda_major")),
                                 r.required_version(t, "cuda_min"),
@@ -287,6 +345,28 @@ std::string index_template(const toml::table& t, FieldReader& r) {
   return value;
 }
 
+// The generated `[[pypi_wheel]]` rows of torch (scripts/update-db --pypi): the cuDNN each
+// release's PyPI wheel pins. That wheel is its series' PyPI-default build, so the build bundles
+// the cuDNN the newest release of the series pins (rows come oldest first: the last one wins) --
+// when the wheel's CUDA is the build's. A wheel of another CUDA contradicts the hand-written
+// default; `scripts/update-db --check` names it, and the build is left as written.
+void merge_torch_wheels(const toml::table& root, FieldReader& r, Database& db) {
+  for_each_table(root, "pypi_wheel", [&](const toml::table& t) {
+    if (r.text(t, "project") != "torch" || !t.contains("cudnn") || !t.contains("cuda")) return;
+    const auto version = r.required_version(t, "version");
+    const auto cuda = r.required_version(t, "cuda");
+    const auto cudnn = r.required_version(t, "cudnn");
+    for (auto& release : db.pytorch) {
+      if (release.version != version.major_minor()) continue;
+      for (auto& variant : release.variants) {
+        if (variant.tag != release.pypi_default || variant.cuda != cuda.major_minor()) continue;
+        variant.cudnn = cudnn;
+        add_source(variant.provenance, "PYPI_TORCH");
+      }
+    }
+  });
+}
+
 void read_frameworks(const toml::table& root, FieldReader& r, Database& db) {
   for_each_table(root, "pytorch", [&](const toml::table& t) {
     PytorchRelease release{r.required_version(t, "version"),
@@ -298,6 +378,7 @@ void read_frameworks(const toml::table& root, FieldReader& r, Database& db) {
                    [&](const toml::table& v) { release.variants.push_back(read_variant(v, r)); });
     db.pytorch.push_back(std::move(release));
   });
+  merge_torch_wheels(root, r, db);
   for_each_table(root, "tensorflow", [&](const toml::table& t) {
     db.tensorflow.push_back({r.required_version(t, "version"), r.required_version(t, "cuda"),
                              r.required_version(t, "cudnn"), r.provenance(t)});

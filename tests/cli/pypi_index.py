@@ -16,9 +16,11 @@ Behaviour is read from a JSON control file on every request:
     "redirect_files": true,            # file links go through /redirect/, a 302 to /files/
     "redirect_pages": true,            # /simple/<p>/ answers 301 to /moved/simple/<p>/
     "sizes": {"x.whl": -5},            # the JSON "size" listed for these files, as given
-    "pages": {"/simple/p/": "/tmp/f"} }  # answer these paths with the bytes of this file
+    "pages": {"/simple/p/": "/tmp/f"},   # answer these paths with the bytes of this file
+    "metadata": true }                 # list each wheel's PEP 658 .metadata file and serve it
 
-Every request is appended to <control file>.log as "METHOD PATH ACCEPT".
+Every request is appended to <control file>.log as "METHOD PATH ACCEPT", with " RANGE" after it
+when the request asked for a byte range.
 Usage: python3 pypi_index.py WHEEL_DIR CONTROL_JSON"""
 
 import hashlib
@@ -27,6 +29,7 @@ import json
 import os
 import re
 import sys
+import zipfile
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import unquote, urlparse
 
@@ -80,7 +83,8 @@ class Handler(BaseHTTPRequestHandler):
     def answer(self):
         path = unquote(urlparse(self.path).path)
         with open(CONTROL + ".log", "a") as log:
-            log.write(f"{'HEAD' if self.head else 'GET'} {path} {self.headers.get('Accept', '-')}\n")
+            asked = f" {self.headers['Range']}" if self.headers.get("Range") else ""
+            log.write(f"{'HEAD' if self.head else 'GET'} {path} {self.headers.get('Accept', '-')}{asked}\n")
         settings = control()
         if path in settings.get("status", {}):
             return self.send(settings["status"][path], b"injected\n", "text/plain")
@@ -90,6 +94,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, body, JSON_TYPE if body.lstrip().startswith(b"{") else "text/html")
         if path.startswith("/redirect/"):
             return self.send(302, b"", "text/plain", {"Location": "/files/" + path[len("/redirect/"):]})
+        if path.startswith("/files/") and path.endswith(".whl.metadata") and settings.get("metadata"):
+            return self.send_metadata(os.path.join(ROOT, os.path.basename(path)[:-len(".metadata")]))
         if path.startswith("/files/"):
             return self.send_file(os.path.join(ROOT, os.path.basename(path)))
         moved = path.startswith("/moved/simple/")
@@ -140,16 +146,29 @@ class Handler(BaseHTTPRequestHandler):
         if form == "json":
             body = {"meta": {"api-version": "1.1"}, "name": project, "files": [
                 {"filename": n, "url": prefix + n, "hashes": {"sha256": d} if d else {},
-                 "size": settings.get("sizes", {}).get(n, os.path.getsize(os.path.join(ROOT, n)))}
+                 "size": settings.get("sizes", {}).get(n, os.path.getsize(os.path.join(ROOT, n))),
+                 **({"core-metadata": True} if settings.get("metadata") else {})}
                 for n, d in files]}
             return self.send(200, json.dumps(body).encode(), JSON_TYPE)
         host = "" if settings.get("relative_links") else f"http://{self.headers['Host']}"
         base = "/".join([".."] * depth) if settings.get("relative_links") else host
-        rows = "".join(f'    <a href="{base}{prefix}{html.escape(n)}{"#sha256=" + d if d else ""}">'
+        listed = ' data-core-metadata="true"' if settings.get("metadata") else ""
+        rows = "".join(f'    <a href="{base}{prefix}{html.escape(n)}{"#sha256=" + d if d else ""}"{listed}>'
                        f"{html.escape(n)}</a><br/>\n" for n, d in files)
         body = (f"<!DOCTYPE html>\n<html>\n  <head><title>Links for {project}</title></head>\n"
                 f"  <body>\n    <h1>Links for {project}</h1>\n{rows}  </body>\n</html>\n")
         return self.send(200, body.encode(), "text/html")
+
+    def send_metadata(self, wheel):
+        """A wheel's *.dist-info/METADATA member, as PyPI serves it beside the wheel (PEP 658)."""
+        if not os.path.isfile(wheel):
+            return self.send(404, b"not found\n", "text/plain")
+        with zipfile.ZipFile(wheel) as archive:
+            name = next((n for n in archive.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)), None)
+            body = archive.read(name) if name else None
+        if body is None:
+            return self.send(404, b"no METADATA\n", "text/plain")
+        return self.send(200, body, "application/octet-stream")
 
     def send_file(self, local):
         if not os.path.isfile(local):
