@@ -1,4 +1,5 @@
-// `cudaenv bootstrap [--cuda SPEC]... [--driver BRANCH] [--container] [--dry-run] [--yes]`:
+// `cudaenv bootstrap [--cuda SPEC]... [--driver BRANCH] [--container] [--source pypi]
+// [--index-url URL] [--dry-run] [--yes]`:
 // plan the steps from a fresh Ubuntu/Debian machine to a working stack, print them as a script
 // or run them.
 
@@ -55,7 +56,13 @@ Status run_bootstrap(const BootstrapOptions& options, Context& context, Outcome&
   const auto facts = doctor::gather_facts(
       {context.sysroot, context.loader, context.runner, context.env, data_root});
   if (!facts) return facts.error();
-  const auto request = build_request(options, context);
+  auto source = download_setup(options.download, context);
+  if (!source) return source.error();
+  auto request = build_request(options, context);
+  if (source->from_index()) {
+    request.install_flags = source->install_flags();
+    request.install_source = source->described();
+  }
   auto plan = doctor::plan_bootstrap(*facts, *db, request);
   if (!plan) return plan.error();
   if (options.dry_run) {
@@ -94,6 +101,7 @@ void add_bootstrap_command(CLI::App& app, Context& context, Outcome& outcome) {
   command->add_flag("--container", options->container, "Also install the NVIDIA container toolkit");
   command->add_flag("--dry-run", options->dry_run, "Print the plan as a shell script, run nothing");
   command->add_flag("--yes,-y", options->yes, "Do not ask before steps that need root");
+  add_source_flags(*command, options->download);
   command->callback([options, &context, &outcome] {
     outcome.status = run_bootstrap(*options, context, outcome);
   });

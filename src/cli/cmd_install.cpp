@@ -87,7 +87,7 @@ Result<Installed> run_plan(const install::InstallPlan& plan, const DownloadSetup
 }
 
 void report(const install::InstallPlan& plan, const Installed& done, const std::string& what,
-            Context& context) {
+            const DownloadSetup& setup, Context& context) {
   if (done.outcome == install::InstallOutcome::already_installed) {
     context.out << what << " " << text::printable(plan.version) << " is already installed in "
                 << text::printable(plan.target.string(), text::message_limit)
@@ -95,8 +95,11 @@ void report(const install::InstallPlan& plan, const Installed& done, const std::
     return;
   }
   context.out << "installed " << what << " " << text::printable(plan.version) << " ("
-              << plan.archives.size() << " archives, " << human_bytes(done.bytes) << ") in "
-              << text::printable(plan.target.string(), text::message_limit) << '\n';
+              << plan.archives.size() << " archives, " << human_bytes(done.bytes);
+  // Wheels name the index they came from: one set by PIP_INDEX_URL or a config is easy to miss.
+  if (setup.from_index())
+    context.out << ", from " << text::printable(setup.described(), text::message_limit);
+  context.out << ") in " << text::printable(plan.target.string(), text::message_limit) << '\n';
 }
 
 // A pin an installed build already satisfies needs no mirror: said so, as pyenv and mise do.
@@ -132,6 +135,7 @@ Result<install::ToolkitPlan> plan_from_index(const InstallTarget& target,
   auto plan = install::plan_pypi_toolkit({target.cuda, options.components, options.runtime_only},
                                          setup.index(), platform);
   if (!plan) return plan.error();
+  note_database_pins(*plan, setup, context);
   if (!plan->without_wheels.empty()) {
     context.err << "cudaenv: note: skipped, no wheel on the index for CUDA "
                 << text::printable(plan->install.version) << ": "
@@ -205,13 +209,13 @@ Status run_plans(const Plans& plans, const InstallOptions& options, const Downlo
     warn_if_unknown(*plans.toolkit, context);
     auto done = run_plan(plans.toolkit->install, setup, options.force, context);
     if (!done) return done.error();
-    report(plans.toolkit->install, *done, "CUDA", context);
+    report(plans.toolkit->install, *done, "CUDA", setup, context);
     refresh_shims(context);
   }
   if (plans.cudnn) {
     auto done = run_plan(*plans.cudnn, setup, options.force, context);
     if (!done) return done.error();
-    report(*plans.cudnn, *done, "cuDNN", context);
+    report(*plans.cudnn, *done, "cuDNN", setup, context);
     refresh_modules(context);
   }
   return Ok{};

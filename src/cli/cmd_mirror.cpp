@@ -65,6 +65,7 @@ Status mirror_from_index(const MirrorOptions& options, const std::string& produc
     auto plan =
         install::plan_pypi_toolkit({spec, options.components, true}, setup.index(), platform);
     if (!plan) return setup.explain(plan.error());
+    note_database_pins(*plan, setup, context);
     if (plan->runtime_only) {
       context.err << "cudaenv: note: CUDA " << text::printable(plan->install.version)
                   << " from the index has no nvcc: toolkits installed from this mirror are "
@@ -86,7 +87,7 @@ Status mirror_from_index(const MirrorOptions& options, const std::string& produc
   if (!status) return setup.explain(status.error());
   context.out << "mirrored " << product << " " << text::printable(shown.version) << " ("
               << shown.archives.size() << " wheels from "
-              << text::printable(setup.index_url, text::message_limit) << ", repacked) into "
+              << text::printable(setup.described(), text::message_limit) << ", repacked) into "
               << text::printable(options.directory, text::message_limit) << '\n';
   return Ok{};
 }

@@ -139,6 +139,7 @@ struct BootstrapOptions {
   bool container = false;
   bool dry_run = false;
   bool yes = false;
+  DownloadFlags download;  // --source, --index-url: where the toolkit steps install from
 };
 // Exit 0 when the plan ran (or is waiting for a reboot) or was printed; errors for an unsupported
 // OS, an unknown CUDA version, and a failed or declined step.

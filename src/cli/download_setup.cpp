@@ -126,10 +126,36 @@ void choose_index(const DownloadFlags& flags, const Context& context, DownloadSe
 }  // namespace
 
 Error DownloadSetup::explain(const Error& error) const {
-  if (error.kind != ErrorKind::network) return error;
-  if (from_index())
+  // What an index lacks is as much a matter of which index as a failed transfer is.
+  if (from_index() && (error.kind == ErrorKind::network || error.kind == ErrorKind::not_found))
     return make_error(error.kind, error.message + " (index " + index_origin + ")", error.hint);
+  if (error.kind != ErrorKind::network) return error;
   return make_error(error.kind, error.message + " (mirror " + mirror_origin + ")", error.hint);
+}
+
+std::string DownloadSetup::described() const {
+  const bool index = from_index();
+  return std::string(index ? "the index " : "the mirror ") + (index ? index_url : mirror) + " (" +
+         (index ? index_origin : mirror_origin) + ")";
+}
+
+std::vector<std::string> DownloadSetup::install_flags() const {
+  if (!from_index()) return {};
+  return {"--source", "pypi", "--index-url", index_url};
+}
+
+void note_database_pins(const install::PypiToolkitPlan& plan, const DownloadSetup& setup,
+                        Context& context) {
+  if (!plan.from_database) return;
+  context.err << "cudaenv: note: cuda-toolkit is not on "
+              << text::printable(setup.described(), text::message_limit)
+              << "; component versions from the database's redist rows for "
+              << text::printable(plan.install.version) << "\n";
+  if (!plan.not_on_index.empty()) {
+    context.err << "cudaenv: note: left out, the index has no wheels of them: "
+                << text::printable(text::join(plan.not_on_index, ", "), text::message_limit)
+                << "\n";
+  }
 }
 
 void add_download_flags(CLI::App& command, DownloadFlags& flags) {

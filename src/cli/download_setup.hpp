@@ -3,6 +3,7 @@
 // --mirror / CUDAENV_MIRROR / config / NVIDIA's with the download settings.
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -48,10 +49,21 @@ struct DownloadSetup {
   install::IndexSource index() const { return {index_url, store, settings.fetch}; }
   bool from_index() const { return source_kind == "pypi"; }
   // A network error with where the mirror it failed on was chosen, so the user knows what to
-  // change; other errors as they are.
+  // change; from an index, also what it lacks (not_found); other errors as they are.
   Error explain(const Error& error) const;
+  // Where this command downloads toolkits from, for its messages: "the index URL (set by
+  // --index-url)" or "the mirror URL (NVIDIA's, the default)"; as read, for text::printable.
+  std::string described() const;
+  // The flags a `cudaenv install` run for this command needs to download from the same place:
+  // "--source pypi --index-url URL" for an index, none for redist (it finds the mirror itself).
+  std::vector<std::string> install_flags() const;
 };
 
 Result<DownloadSetup> download_setup(const DownloadFlags& flags, const Context& context);
+
+// On stderr, where a toolkit plan from an index took its component versions when the index has
+// no cuda-toolkit project, and the components such a "full" plan left out for it.
+void note_database_pins(const install::PypiToolkitPlan& plan, const DownloadSetup& setup,
+                        Context& context);
 
 }  // namespace cudaenv::cli

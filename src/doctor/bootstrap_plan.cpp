@@ -322,12 +322,16 @@ Result<Plan> plan_bootstrap(const DoctorFacts& facts, const manifest::Database& 
                                    "apt-get could not install them; see its message above"));
   }
   for (auto& step : middle) plan.steps.push_back(std::move(step));
+  if (!request.install_source.empty())
+    plan.notes.push_back("toolkits from " + request.install_source);
   for (size_t i = 0; i < releases->size(); ++i) {
     const auto spec = request.cuda.empty() ? (*releases)[i]->version.str() : request.cuda[i];
-    plan.steps.push_back(make_step("toolkit-" + spec, "Install CUDA " + spec + " with cudaenv",
-                                   {user({"cudaenv", "install", spec})},
-                                   {DoneKind::toolkit_installed, {}, {}, spec},
-                                   "run `cudaenv install " + spec + "` to see the full error"));
+    std::vector<std::string> install = {"cudaenv", "install", spec};
+    install.insert(install.end(), request.install_flags.begin(), request.install_flags.end());
+    plan.steps.push_back(
+        make_step("toolkit-" + spec, "Install CUDA " + spec + " with cudaenv", {user(install)},
+                  {DoneKind::toolkit_installed, {}, {}, spec},
+                  "run `" + text::shell_join(install) + "` to see the full error"));
   }
   plan.steps.push_back(hook_step(request));
   plan.reboot_needed = std::any_of(plan.steps.begin(), plan.steps.end(),

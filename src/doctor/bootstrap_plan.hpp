@@ -57,6 +57,11 @@ struct BootstrapRequest {
   std::string shell;                 // $SHELL: which rc file gets the hook line
   std::string home;                  // $HOME (a host path)
   std::string root = "/";            // the machine's root on the host: files are written below it
+  // Where the toolkit steps download from, when not NVIDIA's redist mirror: the flags each
+  // `cudaenv install` step gets ("--source", "pypi", "--index-url", URL) and, for the plan's
+  // notes, the index and where it was chosen ("the index URL (set by --index-url)").
+  std::vector<std::string> install_flags = {};
+  std::string install_source = {};
 };
 
 struct Plan {

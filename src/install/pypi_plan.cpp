@@ -7,6 +7,7 @@
 #include "core/text.hpp"
 #include "fetch/simple_index.hpp"
 #include "install/wheels.hpp"
+#include "manifest/load.hpp"
 
 namespace cudaenv::install {
 
@@ -139,16 +140,15 @@ struct PinArchive {
   std::optional<SelectedArchive> archive;  // nullopt: the project has no wheel for the platform
 };
 
-Result<PinArchive> archive_for(const WheelPin& pin, const IndexSource& source,
-                               const std::string& platform, bool skip_other_platforms) {
+Result<PinArchive> archive_from(const std::vector<fetch::IndexFile>& files, const WheelPin& pin,
+                                const IndexSource& source, const std::string& platform,
+                                bool skip_other_platforms) {
   const auto& project = pin.project;
   const auto component = component_of_wheel(project);
-  auto files = fetch::fetch_project_files(source.index, project, source.fetch);
-  if (!files) return files.error();
-  if (skip_other_platforms && only_for_other_platforms(*files, pin, platform)) return PinArchive{};
-  auto version = version_of_pin(*files, pin, platform, source.index);
+  if (skip_other_platforms && only_for_other_platforms(files, pin, platform)) return PinArchive{};
+  auto version = version_of_pin(files, pin, platform, source.index);
   if (!version) return version.error();
-  auto wheel = pick_wheel(*files, project, *version, platform, source.index);
+  auto wheel = pick_wheel(files, project, *version, platform, source.index);
   if (!wheel) return wheel.error();
   if (auto sha = require_sha256(*wheel, source.index); !sha) return sha.error();
   const auto name = parse_wheel_name(wheel->filename);
@@ -156,6 +156,13 @@ Result<PinArchive> archive_for(const WheelPin& pin, const IndexSource& source,
                                     name ? name->version : *version,
                                     {wheel->filename, wheel->sha256, wheel->size},
                                     wheel->url}};
+}
+
+Result<PinArchive> archive_for(const WheelPin& pin, const IndexSource& source,
+                               const std::string& platform, bool skip_other_platforms) {
+  auto files = fetch::fetch_project_files(source.index, pin.project, source.fetch);
+  if (!files) return files.error();
+  return archive_from(*files, pin, source, platform, skip_other_platforms);
 }
 
 // The release a metapackage version names: NVIDIA published some as "13.0.3.0".
@@ -177,6 +184,97 @@ Error needs_runtime_only(const Version& version) {
       "--source redist");
 }
 
+// The releases whose component versions the database's redist rows give.
+Result<std::vector<manifest::CudaRelease>> releases_with_components(const Store& store) {
+  auto db = manifest::load_default_database(store.root);
+  if (!db) return db.error();
+  std::vector<manifest::CudaRelease> found;
+  std::copy_if(db->cuda_releases.begin(), db->cuda_releases.end(), std::back_inserter(found),
+               [](const auto& release) { return !release.components.empty(); });
+  return found;
+}
+
+// The pins of `release` as its redist row gives them, for the components published as wheels.
+std::vector<WheelPin> pins_of_row(const manifest::CudaRelease& release) {
+  std::vector<WheelPin> pins;
+  for (const auto& [component, version] : release.components) {
+    const auto project = wheel_of_component(component, release.version.major());
+    if (!project.empty()) pins.push_back({project, version, ""});
+  }
+  return pins;
+}
+
+Result<manifest::CudaRelease> database_release(const VersionSpec& spec, const Error& missing,
+                                               const Store& store) {
+  auto releases = releases_with_components(store);
+  if (!releases) return releases.error();
+  std::vector<Version> known;
+  for (const auto& release : *releases) known.push_back(release.version);
+  const auto best = spec.best_match(known);
+  if (!best) {
+    std::sort(known.begin(), known.end(), [](const auto& a, const auto& b) { return a > b; });
+    std::vector<std::string> newest;
+    for (size_t i = 0; i < known.size() && i < 6; ++i) newest.push_back(known[i].str());
+    return make_error(ErrorKind::not_found,
+                      missing.message +
+                          ", and the database's redist rows give the component "
+                          "versions of no CUDA release matching \"" +
+                          spec.str() + "\"",
+                      newest.empty() ? missing.hint
+                                     : "releases they give: " + text::join(newest, ", ") +
+                                           "; or use an index that carries cuda-toolkit");
+  }
+  return *std::find_if(releases->begin(), releases->end(),
+                       [&](const auto& release) { return release.version == *best; });
+}
+
+// An index without cuda-toolkit: the release's wheels by the versions its redist row gives. A
+// "full" install leaves out (and names) the projects the index does not carry; a preset leaves
+// out those whose wheels are for other platforms, as with the metapackage.
+Result<PypiToolkitPlan> plan_from_database(const PypiToolkitRequest& request,
+                                           const VersionSpec& spec, const Error& missing,
+                                           const IndexSource& source, const std::string& platform) {
+  auto release = database_release(spec, missing, source.store);
+  if (!release) return release.error();
+  const bool runtime_only = release->version.major() < 13;
+  if (runtime_only && !request.runtime_only) return needs_runtime_only(release->version);
+  const auto pins = pins_of_row(*release);
+  auto chosen = select_pins(pins, request.components);
+  if (!chosen) return chosen.error();
+  const auto name = release->version.str();
+  PypiToolkitPlan out{
+      {"cuda", name, platform, "", source.index, source.store.toolkits() / name, {}, "pypi"},
+      {},
+      {},
+      runtime_only,
+      true,
+      {}};
+  const bool full = request.components == "full";
+  const bool preset = full || request.components == "minimal";
+  for (const auto& pin : *chosen) {
+    auto files = fetch::fetch_project_files(source.index, pin.project, source.fetch);
+    if (!files && full && files.error().kind == ErrorKind::not_found) {
+      out.not_on_index.push_back(component_of_wheel(pin.project));
+      continue;
+    }
+    if (!files) return files.error();
+    auto archive = archive_from(*files, pin, source, platform, preset);
+    if (!archive) return archive.error();
+    if (!archive->archive) {
+      out.other_platforms_only.push_back(component_of_wheel(pin.project));
+      continue;
+    }
+    out.install.archives.push_back(std::move(*archive->archive));
+  }
+  if (out.install.archives.empty()) {
+    return make_error(ErrorKind::not_found,
+                      missing.message + ", nor any wheel of CUDA " + name + "'s components",
+                      missing.hint);
+  }
+  if (full) out.without_wheels = components_without_wheels(pins);
+  return out;
+}
+
 }  // namespace
 
 Result<PypiToolkitPlan> plan_pypi_toolkit(const PypiToolkitRequest& request,
@@ -184,6 +282,8 @@ Result<PypiToolkitPlan> plan_pypi_toolkit(const PypiToolkitRequest& request,
   auto spec = VersionSpec::parse(request.spec);
   if (!spec) return make_error(ErrorKind::usage, "SPEC: " + spec.error().message);
   auto files = fetch::fetch_project_files(source.index, metapackage, source.fetch);
+  if (!files && files.error().kind == ErrorKind::not_found)
+    return plan_from_database(request, *spec, files.error(), source, platform);
   if (!files) return files.error();
   auto version = newest_matching(*files, metapackage, *spec, platform, source.index);
   if (!version) return version.error();

@@ -39,11 +39,19 @@ struct PypiToolkitPlan {
   // aarch64 alone), left out on this one.
   std::vector<std::string> other_platforms_only;
   bool runtime_only = false;  // the release's wheels bring no nvcc
+  // The index has no cuda-toolkit project (a partial proxy, a devpi allow-list): the component
+  // versions came from the database's redist row of the release instead of its METADATA.
+  bool from_database = false;
+  // With from_database, a "full" install's components whose wheel project the index does not
+  // carry at all, left out and named.
+  std::vector<std::string> not_on_index = {};
 };
 
 // The newest cuda-toolkit release on the index matching `request.spec`, its pinned wheels for
 // `platform`, the prefix <store>/toolkits/<version>. Usage error for a CUDA 11/12 release without
-// runtime_only, naming --runtime-only and --source redist.
+// runtime_only, naming --runtime-only and --source redist. An index without the cuda-toolkit
+// project falls back to the newest release matching the spec whose component versions the
+// database's redist rows give (from_database); not_found when it gives none.
 Result<PypiToolkitPlan> plan_pypi_toolkit(const PypiToolkitRequest& request,
                                           const IndexSource& source, const std::string& platform);
 

@@ -167,6 +167,14 @@ std::string component_of_wheel(const std::string& project) {
   return base;
 }
 
+std::string wheel_of_component(const std::string& component, int cuda_major) {
+  for (const auto& [project, name] : wheel_components()) {
+    if (name != component) continue;
+    return cuda_major >= 13 ? project : project + "-cu" + std::to_string(cuda_major);
+  }
+  return {};
+}
+
 Result<std::vector<WheelPin>> toolkit_pins(std::string_view metadata, const std::string& platform,
                                            const std::string& name) {
   const auto environment = marker_environment(platform, "all");

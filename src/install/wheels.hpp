@@ -46,6 +46,10 @@ std::vector<Version> wheel_versions(const std::vector<fetch::IndexFile>& files,
 // project name itself for one the table does not know.
 std::string component_of_wheel(const std::string& project);
 
+// The wheel project NVIDIA publishes a redist component as, for a CUDA major ("cuda_nvcc", 12 ->
+// "nvidia-cuda-nvcc-cu12"; 13 and later carry no suffix); empty for a component without wheels.
+std::string wheel_of_component(const std::string& component, int cuda_major);
+
 struct WheelPin {
   std::string project;  // "nvidia-cuda-nvcc"
   std::string version;  // "13.0.88": the exact pin, or a range's lower bound (the release's own)

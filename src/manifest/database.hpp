@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/version.hpp"
@@ -29,6 +30,10 @@ struct CudaRelease {
   std::optional<Version> nvcc;        // the cuda_nvcc component's version
   Provenance provenance;
   std::optional<Version> cudart;  // the cuda_cudart component's: tells apart releases of one nvcc
+  // The redist components NVIDIA also publishes as wheels, with their versions ("cuda_nvcc",
+  // "13.0.88"), from the generated [[redist]] rows: the wheel versions of the release, for an
+  // index that lacks the cuda-toolkit metapackage. Empty when no manifest of it was read.
+  std::vector<std::pair<std::string, std::string>> components = {};
   // A release the redist index lists but whose driver floor is not known: the resolver offers
   // it only when asked to (--include-unchecked).
   bool unchecked() const { return !min_driver.has_value(); }

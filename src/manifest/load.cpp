@@ -97,6 +97,30 @@ class FieldReader {
     return 0;
   }
 
+  // An inline table of component names and versions, both through their grammars.
+  std::vector<std::pair<std::string, std::string>> component_versions(const toml::table& table,
+                                                                      const char* key) {
+    std::vector<std::pair<std::string, std::string>> values;
+    const auto* inner = table.get_as<toml::table>(key);
+    if (inner == nullptr) {
+      if (table.contains(key)) fail(table, key, "must be a table of component versions");
+      return values;
+    }
+    for (const auto& [name, node] : *inner) {
+      const auto version = node.value<std::string>();
+      const auto where = std::string(key) + "." + std::string(name.str());
+      if (!version) {
+        fail(table, where, "must be a string");
+        return {};
+      }
+      auto component = check(table, where, Field::component_name, std::string(name.str()));
+      auto checked_version = check(table, where, Field::component_version, *version);
+      if (failed()) return {};
+      values.emplace_back(std::move(component), std::move(checked_version));
+    }
+    return values;
+  }
+
   std::vector<std::string> strings(const toml::table& table, const char* key) {
     std::vector<std::string> values;
     const auto* array = table.get_as<toml::array>(key);
@@ -185,14 +209,17 @@ void merge_cuda_redist(const toml::table& root, FieldReader& r, Database& db) {
     const auto cudart = r.version(t, "cudart", false);
     const auto it = std::find_if(db.cuda_releases.begin(), db.cuda_releases.end(),
                                  [&](const CudaRelease& c) { return c.version == version; });
+    auto components = r.component_versions(t, "components");
     if (it != db.cuda_releases.end()) {
       if (!it->nvcc) it->nvcc = nvcc;
       if (!it->cudart) it->cudart = cudart;
+      if (it->components.empty()) it->components = std::move(components);
       return;
     }
     db.cuda_releases.push_back(
         {version, r.text(t, "release_label", false), std::nullopt, nvcc,
-         Provenance{{"MAN"}, "unconfirmed", "", "listed in NVIDIA's redist index only"}, cudart});
+         Provenance{{"MAN"}, "unconfirmed", "", "listed in NVIDIA's redist index only"}, cudart,
+         std::move(components)});
   });
 }
 
@@ -273,9 +300,13 @@ void merge_cudnn_pypi(const toml::table& root, FieldReader& r, Database& db) {
 
 void read_cuda(const toml::table& root, FieldReader& r, Database& db) {
   for_each_table(root, "release", [&](const toml::table& t) {
-    db.cuda_releases.push_back({r.required_version(t, "version"), r.text(t, "label", false),
-                                r.version(t, "min_driver", false), r.version(t, "nvcc", false),
-                                r.provenance(t), r.version(t, "cudart", false)});
+    db.cuda_releases.push_back({r.required_version(t, "version"),
+                                r.text(t, "label", false),
+                                r.version(t, "min_driver", false),
+                                r.version(t, "nvcc", false),
+                                r.provenance(t),
+                                r.version(t, "cudart", false),
+                                {}});
   });
   merge_cuda_redist(root, r, db);
   merge_cuda_pypi(root, r, db);

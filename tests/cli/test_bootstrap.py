@@ -3,10 +3,13 @@ recording stand-ins for apt-get, update-initramfs, ubuntu-drivers, cudaenv (the 
 and nvidia-smi sit first on PATH and append their argv to a log; the commands and their order are
 asserted, then a failure in the middle, the resumed run, the reboot and a run with nothing left."""
 
+import json
 import os
 import sys
 
-from harness import DEBIAN_PATH, SKIP, case, check, clean_env, finish, fixture_machine, run
+from framework_wheels import framework_index
+from harness import BINARY, DEBIAN_PATH, SKIP, case, check, clean_env, finish, fixture_machine, global_config, run
+from synthetic_wheels import cuda13_release
 
 if os.geteuid() != 0:
     # As a user every privileged command would go through sudo; these tests assert the root form.
@@ -115,13 +118,42 @@ def declined_privileged_step_stops(tmp):
     root, home, log, bin_dir, env = setup(tmp)
     make_stand_ins(bin_dir, log)
     import subprocess
-    from harness import BINARY
     proc = subprocess.run([BINARY, "bootstrap", "--cuda", "12.4"], env=env, input="n\n",
                           capture_output=True, text=True, timeout=60)
     check(proc.returncode == 1, f"exit {proc.returncode}: {proc.stderr}")
     check("with root privileges? [y/N]" in proc.stderr, proc.stderr)
     check("step apt-update not confirmed" in proc.stderr, proc.stderr)
     check(logged(log) == [], f"declined run ran: {logged(log)}")
+
+
+@case
+def toolkit_steps_install_from_the_index_chosen(tmp):
+    """--source pypi and --index-url, or the config's source and index_url: each toolkit step
+    installs from that index, and the plan says which index and where it was set."""
+    root, home, log, bin_dir, env = setup(tmp)
+    make_stand_ins(bin_dir, log)
+    wheels = tmp / "wheels"
+    cuda13_release(wheels)
+    with framework_index(wheels) as (base, _):
+        index = f"{base}/simple"
+        proc = run(["bootstrap", "--cuda", "13.0.2", "--source", "pypi", "--index-url", index,
+                    "--dry-run"], env, check_exit=0)
+        check(f"\ncudaenv install 13.0.2 --source pypi --index-url {index}\n" in proc.stdout,
+              f"the step installs from the index: {proc.stdout}")
+        check(f"# toolkits from the index {index} (set by --index-url)\n" in proc.stdout,
+              f"the plan names the index and where it was set: {proc.stdout}")
+        # A real run, the toolkit step by this build (logged first), the index from the config.
+        (bin_dir / "cudaenv").write_text(f"#!/bin/sh\necho \"cudaenv $*\" >> '{log}'\n"
+                                         f"exec '{BINARY}' \"$@\"\n")
+        config = global_config(env, f'source = "pypi"\nindex_url = "{index}"\n')
+        proc = run(["bootstrap", "--cuda", "13.0.2", "--yes"], env)
+    check(proc.returncode == 0, f"the bootstrap ran: {proc.stdout!r} {proc.stderr!r}")
+    check(f"toolkits from the index {index} (set by index_url in {config})" in proc.stderr,
+          f"the summary names the config's index: {proc.stderr!r}")
+    check(f"cudaenv install 13.0.2 --source pypi --index-url {index}" in logged(log),
+          f"the step: {logged(log)}")
+    receipt = json.loads((tmp / "data" / "toolkits" / "13.0.2" / "cudaenv-receipt.json").read_text())
+    check(receipt["source"] == "pypi" and receipt["mirror"] == index, f"installed from the index: {receipt}")
 
 
 @case

@@ -9,10 +9,12 @@ import socket
 import subprocess
 import time
 
+from framework_wheels import framework_index
 from harness import check, finish, mirror_server
 from install_helpers import (NVCC, PATIENCE, case, check_toolkit_runs, env_for, finished, start,
                              toolkit_names)
 from synthetic_mirror import PLATFORM, toolkit_release
+from synthetic_wheels import cuda13_release, write_wheel
 
 SIGNALS = ((signal.SIGHUP, 129, "SIGHUP"), (signal.SIGINT, 130, "SIGINT"), (signal.SIGTERM, 143, "SIGTERM"))
 
@@ -120,6 +122,35 @@ def a_signal_during_mirror_create_lists_nothing_and_exits_as_the_signal(tmp):
         check(not (out / "cuda" / "redist" / "redistrib_12.4.1.json").exists(),
               f"{name}: the release is not listed by a mirror missing its archives")
         check(not (out / "cudaenv" / "db" / "index.json").exists(), f"{name}: nothing more was published")
+
+
+@case
+def ctrl_c_during_the_repack_of_a_mirror_from_an_index_leaves_no_partial_mirror(tmp):
+    """`mirror create --source pypi`: the wheels are downloaded, then repacked into xz archives
+    under temporary names; Ctrl-C while a large one is being repacked ends it with 130 and leaves
+    no temporary archive, no manifest listing the release and no published database."""
+    wheels = tmp / "wheels"
+    cuda13_release(wheels)
+    big = next(wheels.glob("nvidia_cublas-*.whl"))
+    big.unlink()  # cuBLAS again, with 48 MiB of incompressible data: its repack takes seconds
+    write_wheel(wheels, "nvidia-cublas", "13.1.0.3",
+                {"nvidia/cu13/lib/libcublas.so.13": (os.urandom(48 << 20), 0o644)})
+    out = tmp / "mirror"
+    env = env_for(tmp)
+    with framework_index(wheels) as (base, _):
+        proc = start(["mirror", "create", str(out), "--cuda", "13.0.2", "--source", "pypi",
+                      "--index-url", f"{base}/simple"], env)
+        wait_for(lambda: any(p.name.startswith("libcublas-") and ".partial-" in p.name for p in out.rglob("*"))
+                 or proc.poll() is not None, "the repack of cuBLAS to start")
+        proc.send_signal(signal.SIGINT)
+        finished(proc, "mirror create --source pypi after SIGINT")
+    check_stopped(proc, 130, "SIGINT", "mirror create --source pypi")
+    partial = [str(p) for p in out.rglob("*") if ".partial-" in p.name]
+    check(not partial, f"no temporary archive left: {partial}")
+    check(not (out / "cuda" / "redist" / "redistrib_13.0.2.json").exists(),
+          "the release is not listed by a mirror missing its archives")
+    check(not (out / "cudaenv" / "db" / "index.json").exists(), "nothing more was published")
+    check(leftovers(tmp / "root") == [], f"nothing left in the store: {leftovers(tmp / 'root')}")
 
 
 @case

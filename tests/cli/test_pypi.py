@@ -185,12 +185,80 @@ def missing_wheel_and_404s_are_named(tmp):
         expect_error(proc, 3, "no cuda-toolkit release matching \"13.9\"")
         check("newest there: 13.0.2, 12.8.1" in proc.stderr, f"the hint names the releases: {proc.stderr!r}")
     with index_server(wheels, {"status": {"/simple/cuda-toolkit/": 404}}) as (index, _):
-        proc = run(["install", "13.0.2", "--source", "pypi", "--index-url", index], env)
-        expect_error(proc, 3, "no project cuda-toolkit on the index")
+        proc = run(["install", "13.9", "--source", "pypi", "--index-url", index], env)
+        expect_error(proc, 3, "no project cuda-toolkit on the index",
+                     "the database's redist rows give the component versions of no CUDA release matching \"13.9\"")
     with index_server(wheels, {"status": {"/files/" + runtime: 404}}) as (index, _):
         proc = run(["install", "13.0.2", "--source", "pypi", "--index-url", index], env)
         expect_error(proc, 5, runtime, "index set by --index-url")
     check(not (tmp / "root" / "toolkits" / "13.0.2").exists(), "nothing installed")
+
+
+@case
+def index_without_the_metapackage_takes_versions_from_the_database(tmp):
+    """A partial proxy or a devpi allow-list: the component wheels, no cuda-toolkit project. The
+    wheel versions are the redist component versions, which the database's redist rows give."""
+    env = env_for(tmp)
+    wheels = wheels_of(tmp)
+    write_wheel(wheels, "nvidia-cuda-culibos", "13.0.85", {"nvidia/cu13/lib/libculibos.a": ("culibos", 0o644)})
+    toolkit = [p.name for p in wheels.iterdir() if p.name.startswith("cuda_toolkit-")]
+    prefix = tmp / "root" / "toolkits" / "13.0.2"
+    with index_server(wheels, {"omit": toolkit}) as (index, _):
+        proc = run(["install", "13.0.2", "--source", "pypi", "--index-url", index, "--components", "minimal"], env)
+        check(proc.returncode == 0, f"minimal installs without the metapackage: {proc.stderr!r}")
+        check(f"cuda-toolkit is not on the index {index} (set by --index-url); component versions from the "
+              "database's redist rows for 13.0.2" in proc.stderr, f"says where the versions came from: {proc.stderr!r}")
+        versions = {c["name"]: c["version"] for c in receipt_of(prefix)["components"]}
+        check(versions == {"cuda_cccl": "13.0.85", "cuda_crt": "13.0.88", "cuda_cudart": "13.0.96",
+                           "cuda_culibos": "13.0.85", "cuda_nvcc": "13.0.88", "libnvvm": "13.0.88"},
+              f"minimal, at redistrib_13.0.2.json's versions: {versions}")
+        nvcc = subprocess.run([str(prefix / "bin" / "nvcc"), "--version"], capture_output=True, text=True)
+        check("V13.0.88" in nvcc.stdout, f"the prefix's nvcc runs: {nvcc.stdout!r}")
+        full = run(["install", "13.0.2", "--source", "pypi", "--index-url", index, "--force"], env)
+        check(full.returncode == 0, f"full installs what the index has: {full.stderr!r}")
+        check("left out, the index has no wheels of them:" in full.stderr and "libcufft" in full.stderr
+              and "libcublas" not in full.stderr.split("left out")[1].splitlines()[0],
+              f"full names the components the index lacks, not those it has: {full.stderr!r}")
+        names = sorted(c["name"] for c in receipt_of(prefix)["components"])
+        check("libcublas" in names and "libcufft" not in names, f"full takes every wheel the index has: {names}")
+        # CUDA 12 from the rows: the -cu12 projects, runtime-only as with the metapackage.
+        old = run(["install", "12.8.1", "--source", "pypi", "--index-url", index], env)
+        expect_error(old, 2, "CUDA 12.8.1 from a package index has no nvcc")
+        cu12 = run(["install", "12.8.1", "--source", "pypi", "--index-url", index, "--runtime-only",
+                    "--components", "minimal"], env)
+        expect_error(cu12, 3, "no project nvidia-cuda-cccl-cu12 on the index")
+        cu12 = run(["install", "12.8.1", "--source", "pypi", "--index-url", index, "--runtime-only"], env)
+        check(cu12.returncode == 0, f"a full runtime-only 12.8.1 from the rows: {cu12.stderr!r}")
+        names = {c["name"]: c["version"] for c in receipt_of(tmp / "root" / "toolkits" / "12.8.1")["components"]}
+        check(names == {"cuda_cudart": "12.8.90", "cuda_nvcc": "12.8.93"}, f"the cu12 wheels at the row's versions: {names}")
+    check(not (tmp / "root" / "toolkits" / "13.9").exists(), "nothing installed for a release the rows lack")
+    cudnn_only = tmp / "cudnn-only"
+    cudnn_wheel(cudnn_only, 13, "9.14.0.64")
+    with index_server(cudnn_only) as (index, _):
+        proc = run(["install", "13.0.2", "--source", "pypi", "--index-url", index, "--force"], env)
+        expect_error(proc, 3, "no project cuda-toolkit on the index", "nor any wheel of CUDA 13.0.2's components")
+
+
+@case
+def mirror_from_an_index_without_the_metapackage(tmp):
+    env = env_for(tmp)
+    wheels = wheels_of(tmp)
+    write_wheel(wheels, "nvidia-cuda-culibos", "13.0.85", {"nvidia/cu13/lib/libculibos.a": ("culibos", 0o644)})
+    toolkit = [p.name for p in wheels.iterdir() if p.name.startswith("cuda_toolkit-")]
+    mirror = tmp / "mirror"
+    with index_server(wheels, {"omit": toolkit}) as (index, _):
+        global_config(env, f'index_url = "{index}"\n')
+        proc = run(["mirror", "create", str(mirror), "--cuda", "13.0", "--components", "minimal",
+                    "--source", "pypi"], env)
+    check(proc.returncode == 0, f"the mirror is made from the component wheels: {proc.stderr!r}")
+    check(f"cuda-toolkit is not on the index {index} (set by index_url in " in proc.stderr
+          and "component versions from the database's redist rows for 13.0.2" in proc.stderr,
+          f"says which index, where it was set, and where the versions came from: {proc.stderr!r}")
+    check(f"wheels from the index {index} (set by index_url in " in proc.stdout,
+          f"the result names the index and where it was set: {proc.stdout!r}")
+    manifest = json.loads((mirror / "cuda" / "redist" / "redistrib_13.0.2.json").read_text())
+    check(manifest["cuda_cudart"]["version"] == "13.0.96" and manifest["cuda_culibos"]["version"] == "13.0.85"
+          and "libcublas" not in manifest, f"the minimal components at the row's versions: {list(manifest)}")
 
 
 @case
@@ -294,8 +362,15 @@ def list_remote_and_use_install_take_the_index(tmp):
         used = subprocess.run([BINARY, "use", "13.0.2", "--install", "--source", "pypi", "--index-url", index],
                               cwd=project, env=env, capture_output=True, text=True)
         check(used.returncode == 0, f"use --install from the index: {used.stderr!r}")
+        check(f"from the index {index} (set by --index-url)) in " in used.stdout,
+              f"use --install names the index and where it was set: {used.stdout!r}")
     check(receipt_of(tmp / "root" / "toolkits" / "13.0.2")["source"] == "pypi",
           "use --install took the toolkit from the index")
+    # An index chosen by the config, which lacks what was asked for: the error says where it was set.
+    with index_server(wheels_of(tmp), {"status": {"/simple/cuda-toolkit/": 404}}) as (index, _):
+        config = global_config(env, f'source = "pypi"\nindex_url = "{index}"\n')
+        proc = run(["list-remote"], env)
+        expect_error(proc, 3, f"no project cuda-toolkit on the index {index}", f"(index set by index_url in {config})")
 
 
 @case
@@ -303,8 +378,10 @@ def config_and_pip_index_url_choose_the_index(tmp):
     env = env_for(tmp)
     with index_server(wheels_of(tmp)) as (index, _):
         global_config(env, 'source = "pypi"\n')
-        run(["install", "13.0.2", "--components", "cuda_nvcc,nvidia-cuda-runtime"],
-            {**env, "PIP_INDEX_URL": index}, check_exit=0)
+        proc = run(["install", "13.0.2", "--components", "cuda_nvcc,nvidia-cuda-runtime"],
+                   {**env, "PIP_INDEX_URL": index}, check_exit=0)
+    check(f"from the index {index} (set by PIP_INDEX_URL)) in " in proc.stdout,
+          f"the result names the index and where it was set: {proc.stdout!r}")
     prefix = tmp / "root" / "toolkits" / "13.0.2"
     check(receipt_of(prefix)["mirror"] == index, "PIP_INDEX_URL was used")
     check(sorted(c["name"] for c in receipt_of(prefix)["components"]) == ["cuda_cudart", "cuda_nvcc"],

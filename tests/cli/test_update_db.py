@@ -70,6 +70,8 @@ def a_changed_component_version_is_reported_and_written(tmp):
     path.write_text(json.dumps(doc))
     proc = update_db("--from", redist, "--manifests", target, expect=0)
     check("changed CUDA 13.0.2: nvcc 13.0.88 -> 13.0.99" in proc.stdout, proc.stdout)
+    check("; components.cuda_nvcc 13.0.88 -> 13.0.99" in proc.stdout,
+          f"the row's component table, the wheel versions, by its own keys: {proc.stdout}")
     text = (target / "cuda.toml").read_text()
     check(re.search(r'version = "13.0.2"\n(?:.*\n)*?nvcc = "13.0.99"', text) is not None, "row rewritten")
     hand = text.split("# ---- BEGIN GENERATED")[0]
