@@ -16,7 +16,11 @@ Behaviour is read from a JSON control file on every request:
     "redirect_files": true,            # file links go through /redirect/, a 302 to /files/
     "redirect_pages": true,            # /simple/<p>/ answers 301 to /moved/simple/<p>/
     "sizes": {"x.whl": -5},            # the JSON "size" listed for these files, as given
-    "pages": {"/simple/p/": "/tmp/f"} }  # answer these paths with the bytes of this file
+    "pages": {"/simple/p/": "/tmp/f"},   # answer these paths with the bytes of this file
+    "no_metadata": ["x.whl"] }           # no PEP 658 x.whl.metadata for these files (404)
+
+Each wheel's METADATA is served as /files/<wheel>.metadata (PEP 658), and the pages say so
+(JSON "core-metadata", HTML data-core-metadata), unless no_metadata names the wheel.
 
 Every request is appended to <control file>.log as "METHOD PATH ACCEPT".
 Usage: python3 pypi_index.py WHEEL_DIR CONTROL_JSON"""
@@ -27,6 +31,7 @@ import json
 import os
 import re
 import sys
+import zipfile
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import unquote, urlparse
 
@@ -90,6 +95,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, body, JSON_TYPE if body.lstrip().startswith(b"{") else "text/html")
         if path.startswith("/redirect/"):
             return self.send(302, b"", "text/plain", {"Location": "/files/" + path[len("/redirect/"):]})
+        if path.startswith("/files/") and path.endswith(".whl.metadata"):
+            return self.send_metadata(os.path.basename(path)[:-len(".metadata")], settings)
         if path.startswith("/files/"):
             return self.send_file(os.path.join(ROOT, os.path.basename(path)))
         moved = path.startswith("/moved/simple/")
@@ -140,16 +147,26 @@ class Handler(BaseHTTPRequestHandler):
         if form == "json":
             body = {"meta": {"api-version": "1.1"}, "name": project, "files": [
                 {"filename": n, "url": prefix + n, "hashes": {"sha256": d} if d else {},
-                 "size": settings.get("sizes", {}).get(n, os.path.getsize(os.path.join(ROOT, n)))}
+                 "size": settings.get("sizes", {}).get(n, os.path.getsize(os.path.join(ROOT, n))),
+                 **({} if n in settings.get("no_metadata", []) else {"core-metadata": True})}
                 for n, d in files]}
             return self.send(200, json.dumps(body).encode(), JSON_TYPE)
         host = "" if settings.get("relative_links") else f"http://{self.headers['Host']}"
         base = "/".join([".."] * depth) if settings.get("relative_links") else host
-        rows = "".join(f'    <a href="{base}{prefix}{html.escape(n)}{"#sha256=" + d if d else ""}">'
+        rows = "".join(f'    <a href="{base}{prefix}{html.escape(n)}{"#sha256=" + d if d else ""}"'
+                       f'{"" if n in settings.get("no_metadata", []) else " data-core-metadata=true"}>'
                        f"{html.escape(n)}</a><br/>\n" for n, d in files)
         body = (f"<!DOCTYPE html>\n<html>\n  <head><title>Links for {project}</title></head>\n"
                 f"  <body>\n    <h1>Links for {project}</h1>\n{rows}  </body>\n</html>\n")
         return self.send(200, body.encode(), "text/html")
+
+    def send_metadata(self, wheel, settings):
+        local = os.path.join(ROOT, wheel)
+        if wheel in settings.get("no_metadata", []) or not os.path.isfile(local):
+            return self.send(404, b"not found\n", "text/plain")
+        with zipfile.ZipFile(local) as z:
+            name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+            return self.send(200, z.read(name), "application/octet-stream")
 
     def send_file(self, local):
         if not os.path.isfile(local):
