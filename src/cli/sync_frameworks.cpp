@@ -345,7 +345,8 @@ Status sync_frameworks(const FrameworkSync& survey, const lock::LockFile& lock,
                        Context& context) {
   if (lock.frameworks.empty()) return Ok{};
   if (!survey.environment) {
-    for (const auto& [name, framework] : lock.frameworks) print_pip_line(name, framework, context);
+    for (const auto* entry : install_order(lock))
+      print_pip_line(entry->first, entry->second, context);
     if (!context.quiet)
       context.err << "cudaenv: note: no Python environment to install into: activate a "
                      "virtualenv, or name the project's in .cudaenv (venv = \".venv\")\n";

@@ -87,25 +87,29 @@ struct Candidate {
   std::vector<fetch::IndexFile> files;  // its Linux x86-64 wheels, by file name
 };
 
-// The index's versions of `project` with a Linux x86-64 wheel, newest first.
+// The index's versions of `project` with a Linux x86-64 wheel, newest first. Grouped through a
+// map: a page may list up to fetch::max_index_files files, each its own version.
 std::vector<Candidate> candidates(const std::vector<fetch::IndexFile>& files,
                                   const std::string& project) {
-  std::vector<Candidate> out;
+  std::map<std::string, Candidate> by_version;
   for (const auto& file : files) {
     const auto wheel = install::parse_wheel_name(file.filename);
-    if (!wheel || file.yanked || wheel->project != normalized_name(project) ||
+    // An empty url: the index linked the file through a scheme it may not use (file://).
+    if (!wheel || file.yanked || file.url.empty() || wheel->project != normalized_name(project) ||
         !installs_on_linux_x86_64(wheel->platforms))
       continue;
     const auto parsed = parse_companion_version(wheel->version);
     if (!parsed) continue;
-    auto same = std::find_if(out.begin(), out.end(),
-                             [&](const Candidate& c) { return c.version == wheel->version; });
-    if (same == out.end()) same = out.insert(out.end(), Candidate{*parsed, wheel->version, {}});
-    same->files.push_back(file);
+    auto same = by_version.try_emplace(wheel->version, Candidate{*parsed, wheel->version, {}});
+    same.first->second.files.push_back(file);
   }
-  for (auto& candidate : out)
+  std::vector<Candidate> out;
+  out.reserve(by_version.size());
+  for (auto& [version, candidate] : by_version) {
     std::sort(candidate.files.begin(), candidate.files.end(),
               [](const auto& a, const auto& b) { return a.filename < b.filename; });
+    out.push_back(std::move(candidate));
+  }
   std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
     return newer(a.parsed, b.parsed);
   });
@@ -150,6 +154,18 @@ struct IndexAnswer {
   std::vector<std::string> offered;
 };
 
+// A METADATA that could not be had stops the lock, naming the companion and the build it judged;
+// an unreachable index is told to point at a mirror, as for its project page.
+Error metadata_failure(const std::string& name, const Candidate& candidate, const Error& error) {
+  auto out = error.with_context(name + ": the METADATA of " + name + " " +
+                                text::printable(candidate.version));
+  if (error.kind == ErrorKind::network)
+    out.hint =
+        "point the index at a mirror this machine reaches (docs/lockfile.md, Mirrors), then run "
+        "cudaenv lock again";
+  return out;
+}
+
 Result<IndexAnswer> ask_index(const std::string& name, const VersionSpec& spec,
                               const std::vector<fetch::IndexFile>& files, const TorchBuild& torch,
                               bool from_build_index, const fetch::FetchOptions& fetch) {
@@ -165,7 +181,7 @@ Result<IndexAnswer> ask_index(const std::string& name, const VersionSpec& spec,
       continue;
     ++reads;
     auto metadata = metadata_of(candidate.files.front(), fetch);
-    if (!metadata) return metadata.error();
+    if (!metadata) return metadata_failure(name, candidate, metadata.error());
     const auto requirement = *metadata ? torch_requirement(**metadata) : TorchRequirement{};
     if (!fits_torch(tags, requirement, torch, from_build_index)) continue;
     if (wanted) out.pick = candidate;

@@ -8,6 +8,7 @@ environment whose companion differs from the lock (exit 1); a hostile companion 
 exits 6 before anything is installed. Served on loopback by pypi_index.py, which answers both as
 PyPI and as PyTorch's per-build index; flash-attn, as on the real servers, is on PyPI only."""
 
+import json
 import os
 import subprocess
 import sys
@@ -245,6 +246,67 @@ def a_hostile_companion_in_the_lock_exits_6_with_nothing_installed(tmp):
         check("exit" in torch_in(venv) and "exit" in installed(venv), "nothing installed")
         check(not (tmp / "root" / "toolkits" / "12.4.1").exists(), "the toolkit was not installed either")
         check("/files/" not in log_of(control)[len(locked):], log_of(control))
+
+
+@case
+def an_index_whose_metadata_fails_or_is_hostile_stops_the_lock(tmp):
+    repo = setup(tmp)
+    metadata = "/files/flash_attn-2.7.5+cu124-py3-none-linux_x86_64.whl.metadata"  # the first one read
+    big = tmp / "big.metadata"
+    big.write_bytes(b"Metadata-Version: 2.1\n" + b"X" * (2 << 20))
+    page = tmp / "page.json"
+    page.write_text(json.dumps({"meta": {"api-version": "1.1"}, "name": "flash-attn", "files": [
+        {"filename": FITS_WHEEL, "url": "file:///etc/passwd", "hashes": {"sha256": "a" * 64}, "size": 100}]}))
+    with mirror_server(tmp / "mirror") as (url, _), framework_index(tmp / "wheels", PYPI_ONLY) as (index, control):
+        env = env_for(tmp, url, index, PIP_INDEX_URL=f"{index}/simple")
+        settings = json.loads(control.read_text())
+
+        def lock_with(extra):
+            control.write_text(json.dumps({**settings, **extra, "status": {**PYPI_ONLY["status"],
+                                                                        **extra.get("status", {})}}))
+            return run_in(["lock"], env, repo)
+
+        proc = lock_with({"status": {metadata: 500}})
+        expect_error(proc, 5, "flash-attn: the METADATA of flash-attn 2.7.5+cu124: ")
+        check("hint: point the index at a mirror this machine reaches" in proc.stderr, proc.stderr)
+        proc = lock_with({"pages": {metadata: str(big)}})
+        expect_error(proc, 6, "flash-attn: the METADATA of flash-attn 2.7.5+cu124: ")
+        # No .metadata, and the whole wheel is not what the index's digest says.
+        proc = lock_with({"no_metadata": ["flash_attn-2.7.5+cu124-py3-none-linux_x86_64.whl"],
+                          "wrong_sha256": ["flash_attn-2.7.5+cu124-py3-none-linux_x86_64.whl"]})
+        expect_error(proc, 6, "the index's digest does not match the wheel it serves")
+        # A link to a local file is never followed: the build it names is not there to lock.
+        proc = lock_with({"pages": {"/simple/flash-attn/": str(page)}})
+        expect_error(proc, 3, "flash-attn: no build of flash-attn 2.7 for torch",
+                     "it has no Linux x86-64 wheel of flash-attn")
+        check(not (repo / ".cudaenv.lock").exists(), "nothing was locked")
+
+
+@case
+def without_an_environment_sync_shows_torch_then_its_companion(tmp):
+    repo = setup(tmp)
+    with mirror_server(tmp / "mirror") as (url, _), framework_index(tmp / "wheels", PYPI_ONLY) as (index, _):
+        env = env_for(tmp, url, index, PIP_INDEX_URL=f"{index}/simple")
+        run_in(["lock"], env, repo, expect=0)
+        out = sync(tmp, env, "--frozen", expect=0).stdout
+        torch_line = f"torch {TORCH} (install it in your Python environment): pip install torch=={TORCH} --index-url"
+        flash_line = (f"flash-attn {FITS} (install it in your Python environment): pip install "
+                      f"flash-attn=={FITS}\n")
+        check(torch_line in out and flash_line in out, out)
+        check(out.index(torch_line) < out.index(flash_line), "torch before the wheel built against it: " + out)
+
+
+@case
+def a_companion_dropped_from_cudaenv_makes_the_lock_stale(tmp):
+    repo = setup(tmp)
+    with mirror_server(tmp / "mirror") as (url, _), framework_index(tmp / "wheels", PYPI_ONLY) as (index, _):
+        env = env_for(tmp, url, index, PIP_INDEX_URL=f"{index}/simple")
+        run_in(["lock"], env, repo, expect=0)
+        (repo / ".cudaenv").write_text(PROJECT.replace('flash-attn = "{flash}"\n', ""))
+        proc = run_in(["lock", "--check"], env, repo, expect=1)
+        check("flash-attn" in proc.stdout, proc.stdout)
+        proc = sync(tmp, env, "--frozen")
+        check(proc.returncode == 1 and "flash-attn" in proc.stdout + proc.stderr, proc.stdout + proc.stderr)
 
 
 finish()
