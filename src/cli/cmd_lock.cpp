@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
+#include "lock/framework_companion.hpp"
 #include "lock/framework_index.hpp"
 #include "lock/lock_compare.hpp"
 #include "lock/lock_resolve.hpp"
@@ -95,6 +96,10 @@ Result<lock::LockFile> fresh_lock(const LockProject& project, const DownloadSetu
   auto frameworks = lock::lock_frameworks(resolved->frameworks, framework_indexes(setup, context));
   if (!frameworks) return frameworks.error();
   resolved->lock.frameworks = std::move(*frameworks);
+  auto companions = lock::lock_companions(project.pins.companions, resolved->lock.frameworks,
+                                          framework_indexes(setup, context));
+  if (!companions) return companions.error();
+  resolved->lock.frameworks.merge(*companions);
   return std::move(resolved->lock);
 }
 
@@ -206,11 +211,14 @@ Result<std::vector<std::string>> stale_lock_differences(const LockProject& proje
         " as locked cannot be resolved now: " + resolved.error().message};
   }
   auto frameworks = lock::check_frameworks(stored.frameworks, resolved->frameworks);
+  auto companions = lock::check_companions(stored.frameworks, project.pins.companions);
   auto& fresh = resolved->lock;
   fresh.request = lock::request_of(project.pins);  // what .cudaenv asks, not the narrowed pins
   fresh.frameworks = std::move(frameworks.current);
+  fresh.frameworks.merge(companions.current);
   auto found = lock::differences(stored, fresh);
   for (auto& line : frameworks.problems) found.push_back(std::move(line));
+  for (auto& line : companions.problems) found.push_back(std::move(line));
   for (auto& line : lock::stale_receipts(stored, lock::set_digest(fresh)))
     found.push_back(std::move(line));
   return found;

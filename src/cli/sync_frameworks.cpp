@@ -66,13 +66,16 @@ Result<PythonEnvironment> named_environment(const LockProject& project) {
   return environment;
 }
 
-// What the environment's Python says of `name` (verify's own check, verify/frameworks.py).
+// What the environment's Python says of `name`: verify's own check (verify/frameworks.py) for a
+// framework, the import of its module for a companion wheel.
 Result<verify::FrameworkReport> ask(const PythonEnvironment& environment, const std::string& name,
-                                    Context& context) {
-  auto run = context.runner.run(
-      {{environment.python.string(), "-c", verify::embedded_file("frameworks.py"), name},
-       context.env.variables(),
-       import_timeout});
+                                    const lock::LockedFramework& framework, Context& context) {
+  std::vector<std::string> argv{environment.python.string(), "-c",
+                                verify::embedded_file("frameworks.py"), name};
+  if (!framework.companion_of.empty())
+    argv = {environment.python.string(), "-c", lock::companion_check_program(), name,
+            lock::companion_module(name)};
+  auto run = context.runner.run({argv, context.env.variables(), import_timeout});
   if (!run)
     return make_error(ErrorKind::failure,
                       "cannot run " + shown(environment.python) + ": " + run.error().message,
@@ -267,10 +270,22 @@ Status prove(const std::string& name, const lock::LockedFramework& framework,
   };
   if (auto ok = compare("CUDA", found.cuda, expected.cuda); !ok) return ok;
   if (auto ok = compare("cuDNN", found.cudnn, expected.cudnn); !ok) return ok;
+  if (!framework.companion_of.empty())
+    facts.push_back("import " + lock::companion_module(name) + " beside the locked torch");
   context.out << what << " imports" << in
               << (facts.empty() ? std::string() : ": " + text::join(facts, ", ") + ", as locked")
               << '\n';
   return Ok{};
+}
+
+// Frameworks first, then the companion wheels built against them (flash-attn sorts before torch).
+std::vector<const std::pair<const std::string, lock::LockedFramework>*> install_order(
+    const lock::LockFile& lock) {
+  std::vector<const std::pair<const std::string, lock::LockedFramework>*> out;
+  for (const bool companions : {false, true})
+    for (const auto& entry : lock.frameworks)
+      if (entry.second.companion_of.empty() != companions) out.push_back(&entry);
+  return out;
 }
 
 }  // namespace
@@ -310,7 +325,7 @@ Result<FrameworkSync> survey_frameworks(const LockProject& project, const lock::
   survey.environment = std::move(*environment);
   if (!survey.environment) return survey;
   for (const auto& [name, framework] : lock.frameworks) {
-    auto found = ask(*survey.environment, name, context);
+    auto found = ask(*survey.environment, name, framework, context);
     if (!found) return found.error();
     if (frozen && found->installed && found->version != framework.version)
       return make_error(ErrorKind::failure,
@@ -330,7 +345,8 @@ Status sync_frameworks(const FrameworkSync& survey, const lock::LockFile& lock,
                        Context& context) {
   if (lock.frameworks.empty()) return Ok{};
   if (!survey.environment) {
-    for (const auto& [name, framework] : lock.frameworks) print_pip_line(name, framework, context);
+    for (const auto* entry : install_order(lock))
+      print_pip_line(entry->first, entry->second, context);
     if (!context.quiet)
       context.err << "cudaenv: note: no Python environment to install into: activate a "
                      "virtualenv, or name the project's in .cudaenv (venv = \".venv\")\n";
@@ -339,7 +355,8 @@ Status sync_frameworks(const FrameworkSync& survey, const lock::LockFile& lock,
   const auto& environment = *survey.environment;
   auto database = manifest::load_selected_database(paths::data_root(context.env));
   if (!database) return database.error();
-  for (const auto& [name, framework] : lock.frameworks) {
+  for (const auto* entry : install_order(lock)) {
+    const auto& [name, framework] = *entry;
     const auto& before = survey.found.at(name);
     auto found = before;
     if (before.installed && before.version == framework.version) {
@@ -350,14 +367,15 @@ Status sync_frameworks(const FrameworkSync& survey, const lock::LockFile& lock,
               install_framework(name, framework, before, environment, indexes, setup, context);
           !done)
         return done;
-      auto after = ask(environment, name, context);
+      auto after = ask(environment, name, framework, context);
       if (!after) return after.error();
       found = std::move(*after);
     }
-    if (auto proved =
-            prove(name, framework, found, lock::expected_build(database->db, name, framework),
-                  environment, context);
-        !proved)
+    // A companion reports no CUDA of its own: its import against the locked torch is the proof.
+    const auto expected = framework.companion_of.empty()
+                              ? lock::expected_build(database->db, name, framework)
+                              : lock::BuildExpectation{};
+    if (auto proved = prove(name, framework, found, expected, environment, context); !proved)
       return proved;
   }
   return Ok{};

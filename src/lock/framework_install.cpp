@@ -4,6 +4,7 @@
 
 #include "core/text.hpp"
 #include "core/untrusted.hpp"
+#include "fetch/simple_index.hpp"
 #include "install/wheels.hpp"
 
 namespace cudaenv::lock {
@@ -200,6 +201,34 @@ bool agrees(std::string_view reported, const Version& expected) {
     if (version->component(i) != expected.component(i)) return false;
   }
   return parts > 0;
+}
+
+std::string companion_module(const std::string& name) {
+  auto module = fetch::normalize_project_name(name);
+  std::replace(module.begin(), module.end(), '-', '_');
+  return module;
+}
+
+const char* companion_check_program() {
+  return R"(import importlib, sys
+from importlib import metadata
+def line(text):
+    return " ".join(str(text).split())
+print("python version=%d.%d" % sys.version_info[:2])
+distribution, module = sys.argv[1], sys.argv[2]
+try:
+    version = metadata.version(distribution)
+except metadata.PackageNotFoundError:
+    print("framework framework=%s status=missing" % distribution)
+    sys.exit(0)
+try:
+    importlib.import_module(module)
+except BaseException as error:
+    print("framework framework=%s status=error version=%s message=%s: %s"
+          % (distribution, version, type(error).__name__, line(error)))
+else:
+    print("framework framework=%s status=imported version=%s" % (distribution, version))
+)";
 }
 
 }  // namespace cudaenv::lock

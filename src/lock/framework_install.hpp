@@ -73,6 +73,16 @@ struct BuildExpectation {
 BuildExpectation expected_build(const manifest::Database& db, const std::string& name,
                                 const LockedFramework& framework);
 
+// The module a companion wheel is imported as: its distribution name in PEP 503's form with "_"
+// for "-" (flash-attn -> flash_attn), as the wheels name their packages.
+std::string companion_module(const std::string& name);
+
+// A Python program, run as `python -c PROGRAM DISTRIBUTION MODULE`, that answers in
+// verify/frameworks.py's form: the Python it runs in, then the distribution's installed version
+// and whether MODULE imports ("framework status=imported version=2.7.4"; status=missing when
+// the distribution is not installed, status=error with the exception when the import fails).
+const char* companion_check_program();
+
 // Whether `reported` ("12.4"; TensorFlow's cuDNN "9") agrees with `expected` (12.4; 9.1.0.70) in
 // every part both give.
 bool agrees(std::string_view reported, const Version& expected);

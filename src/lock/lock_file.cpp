@@ -259,6 +259,26 @@ bool is_framework_version(std::string_view version) {
          series_version(version).has_value();
 }
 
+// `companion_of = "torch"`: the entry is a companion wheel, installed after torch and imported
+// under its own name, which must then be a distribution name (no extras).
+Result<std::string> companion_field(const toml::table& table, std::string_view name,
+                                    const FieldReader& read, const std::string& field) {
+  auto value = read.text(table, "companion_of", field + ".companion_of", false);
+  if (!value || value->empty()) return value;
+  const auto where = read.where(table.get("companion_of"), field + ".companion_of");
+  if (*value != companion_framework)
+    return make_error(ErrorKind::integrity,
+                      where + ": \"" + text::printable(*value) +
+                          "\" is not a framework companions are locked for (torch)",
+                      hostile_hint);
+  if (!untrusted::is_valid(Field::python_package, name) || name.find('[') != std::string::npos)
+    return make_error(ErrorKind::integrity,
+                      read.where(table.get("companion_of"), field) +
+                          ": a companion must be named by its package (PEP 503)",
+                      hostile_hint);
+  return value;
+}
+
 Result<LockedFramework> framework(const toml::node& node, std::string_view name,
                                   const std::string& path) {
   const auto field = "frameworks." + text::printable(name);
@@ -289,6 +309,9 @@ Result<LockedFramework> framework(const toml::node& node, std::string_view name,
   auto wheels = framework_wheels(*table, field, path);
   if (!wheels) return wheels.error();
   out.wheels = std::move(*wheels);
+  auto companion = companion_field(*table, name, read, field);
+  if (!companion) return companion.error();
+  out.companion_of = std::move(*companion);
   return out;
 }
 

@@ -57,7 +57,13 @@ struct LockedFramework {
   // -U, --index-url and a URL): what `sync` shows, shell-quoted word by word; the line itself
   // is never shown as a command.
   std::vector<std::string> pip_args = {};
+  // A companion wheel (flash-attn, xformers) names the locked framework it is built for:
+  // "torch"; empty for a framework the resolver chose.
+  std::string companion_of = {};
 };
+
+// The one framework companion wheels are locked for.
+constexpr const char* companion_framework = "torch";
 
 // A passing `cudaenv verify --record` on a machine of the target.
 struct Receipt {

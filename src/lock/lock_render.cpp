@@ -85,6 +85,7 @@ toml::table as_table(const LockFile& lock) {
     toml::table one{{"version", f.version}, {"pip", f.pip}};
     if (!f.index_url.empty()) one.insert("index_url", f.index_url);
     if (!f.wheels.empty()) one.insert("wheels", wheel_tables(f.wheels));
+    if (!f.companion_of.empty()) one.insert("companion_of", f.companion_of);
     frameworks.insert(name, std::move(one));
   }
   if (!frameworks.empty()) root.insert("frameworks", std::move(frameworks));

@@ -211,6 +211,7 @@ std::map<std::string, std::string> request_of(const project::ProjectFile& projec
   if (project.cuda) out["cuda"] = project.cuda->str();
   if (project.cudnn) out["cudnn"] = project.cudnn->str();
   for (const auto& [name, spec] : project.frameworks) out[name] = spec.str();
+  for (const auto& [name, spec] : project.companions) out[name] = spec.str();
   return out;
 }
 

@@ -112,10 +112,29 @@ Result<std::string> venv_field(const toml::table& root, std::string_view text,
                     "below the directory of .cudaenv)");
 }
 
-Result<std::map<std::string, VersionSpec>> framework_pins(const toml::table& root,
-                                                          std::string_view text,
-                                                          const std::string& path) {
-  std::map<std::string, VersionSpec> pins;
+// A companion's key is a distribution name as an index spells it: it forms a URL and a pip
+// requirement later, so nothing else passes (no extras, no spaces, no path).
+Status check_companion_name(std::string_view name, const toml::node& node,
+                            const std::string& path) {
+  if (untrusted::is_valid(untrusted::Field::python_package, name) &&
+      name.find('[') == std::string_view::npos)
+    return Ok{};
+  return make_error(ErrorKind::usage,
+                    path + ":" + std::to_string(node.source().begin.line) + ": frameworks: \"" +
+                        text::printable(name) +
+                        "\" is not a package name (PEP 503: letters, digits and -, _, . between "
+                        "them)",
+                    "write the companion as its index names it, such as flash-attn = \"2.7\"");
+}
+
+struct FrameworkPins {
+  std::map<std::string, VersionSpec> frameworks;
+  std::map<std::string, VersionSpec> companions;
+};
+
+Result<FrameworkPins> framework_pins(const toml::table& root, std::string_view text,
+                                     const std::string& path) {
+  FrameworkPins pins;
   const auto* node = root.get("frameworks");
   if (node == nullptr) return pins;
   const auto* frameworks = node->as_table();
@@ -130,7 +149,11 @@ Result<std::map<std::string, VersionSpec>> framework_pins(const toml::table& roo
     const bool is_known = std::any_of(known.begin(), known.end(), [name](const KeySpec& spec) {
       return spec.table == "frameworks" && spec.key == name;
     });
-    if (*pin && is_known) pins.emplace(std::string(name), **pin);
+    if (*pin && is_known) pins.frameworks.emplace(std::string(name), **pin);
+    if (*pin && !is_known && is_companion_key(name)) {
+      if (auto ok = check_companion_name(name, entry.second, path); !ok) return ok.error();
+      pins.companions.emplace(std::string(name), **pin);
+    }
   }
   return pins;
 }
@@ -185,7 +208,8 @@ Result<ProjectFile> parse_project_file(std::string_view text, const std::string&
   file.venv = std::move(*venv);
   file.cuda = *cuda;
   file.cudnn = *cudnn;
-  file.frameworks = std::move(*frameworks);
+  file.frameworks = std::move(frameworks->frameworks);
+  file.companions = std::move(frameworks->companions);
   auto targets = targets_in(root, path);
   if (!targets) return targets.error();
   file.targets = std::move(*targets);

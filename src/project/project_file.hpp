@@ -31,6 +31,10 @@ struct ProjectFile {
   // frameworks; a relative path inside the project (untrusted::Field::relative_path, so no ".."
   // and not absolute), as written. "" when the file names none.
   std::string venv = {};
+  // Companion wheels under [frameworks] that the resolver does not know (`flash-attn = "2.7"`,
+  // `xformers = "*"`): PEP 503 names (untrusted::Field::python_package, no extras), each locked
+  // to a build for the locked torch and CUDA (docs/lockfile.md).
+  std::map<std::string, VersionSpec> companions = {};
 };
 
 // The file's pin of a framework ("torch", "tensorflow", "jax"), if any.

@@ -125,6 +125,9 @@ void check_table(const toml::table& table, std::string_view name,
                  std::string_view shown_name) {
   for (const auto& [key, node] : table) {
     const auto* spec = find_key(key.str(), name, schema);
+    if (spec == nullptr && name == "frameworks" && &schema == &project_file_keys() &&
+        is_companion_key(key.str()))
+      continue;  // project_file.cpp reads it as a companion wheel
     if (spec == nullptr) {
       auto unknown = describe_unknown(key.str(), name, key.source().begin.line, schema);
       if (!shown_name.empty()) {
@@ -177,6 +180,11 @@ const std::vector<KeySpec>& config_keys() {
       {"", "system_roots", ValueType::string},
   };
   return keys;
+}
+
+bool is_companion_key(std::string_view key) {
+  const auto& schema = project_file_keys();
+  return nearest(key, "frameworks", schema).empty();
 }
 
 std::vector<UnknownKey> unknown_keys(const toml::table& root, const std::vector<KeySpec>& schema) {

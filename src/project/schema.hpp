@@ -43,6 +43,10 @@ struct UnknownKey {
 // separately: the table is.
 std::vector<UnknownKey> unknown_keys(const toml::table& root, const std::vector<KeySpec>& schema);
 
+// Whether `key`, under [frameworks], names a companion wheel (flash-attn, xformers): no key of
+// the schema anywhere, nor close to one (`pytorch` is a misspelt torch, `cudnn` a misplaced pin).
+bool is_companion_key(std::string_view key);
+
 // The number of single-character edits (insert, delete, replace, swap of neighbours) from `a` to
 // `b`, ignoring case.
 std::size_t edit_distance(std::string_view a, std::string_view b);

@@ -34,3 +34,16 @@ def torch_wheel(directory, version, cuda="12.4", cudnn=90100, platform="linux_x8
                                    "    return 0\n\n\ndef get_arch_list():\n    return []\n", 0o644),
     }
     return write_wheel(directory, "torch", version, files, platform=platform)
+
+
+def companion_wheel(directory, project, version, requires_torch=None, platform="linux_x86_64"):
+    """A companion of torch (flash-attn, xformers) at `version` ("2.7.4+cu124torch2.5"): its module
+    (flash_attn) imports torch, as the real extensions load torch's libraries, and its METADATA
+    says `Requires-Dist: torch<requires_torch>` ("==2.5.1"; "" for an unpinned torch; None: no
+    requirement on torch)."""
+    module = project.replace("-", "_")
+    code = f"import torch\n__version__ = {version!r}\n"
+    extra = "" if requires_torch is None else (f"Requires-Dist: torch{requires_torch}\n"
+                                               "Requires-Dist: einops; extra == 'x'\n")
+    return write_wheel(directory, project, version, {f"{module}/__init__.py": (code, 0o644)},
+                       platform=platform, metadata_extra=extra)

@@ -17,7 +17,11 @@ Behaviour is read from a JSON control file on every request:
     "redirect_pages": true,            # /simple/<p>/ answers 301 to /moved/simple/<p>/
     "sizes": {"x.whl": -5},            # the JSON "size" listed for these files, as given
     "pages": {"/simple/p/": "/tmp/f"},   # answer these paths with the bytes of this file
-    "metadata": true }                 # list each wheel's PEP 658 .metadata file and serve it
+    "metadata": false,                 # list no PEP 658 .metadata file at all (HTTP range reads then)
+    "no_metadata": ["x.whl"] }           # no PEP 658 x.whl.metadata for these files (404)
+
+Each wheel's METADATA is served as /files/<wheel>.metadata (PEP 658), and the pages say so
+(JSON "core-metadata", HTML data-core-metadata), unless metadata is false or no_metadata names it.
 
 Every request is appended to <control file>.log as "METHOD PATH ACCEPT", with " RANGE" after it
 when the request asked for a byte range.
@@ -64,6 +68,10 @@ def sha256_of(path):
     return digest.hexdigest()
 
 
+def has_metadata(settings, wheel):
+    return settings.get("metadata", True) and wheel not in settings.get("no_metadata", [])
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -94,8 +102,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, body, JSON_TYPE if body.lstrip().startswith(b"{") else "text/html")
         if path.startswith("/redirect/"):
             return self.send(302, b"", "text/plain", {"Location": "/files/" + path[len("/redirect/"):]})
-        if path.startswith("/files/") and path.endswith(".whl.metadata") and settings.get("metadata"):
-            return self.send_metadata(os.path.join(ROOT, os.path.basename(path)[:-len(".metadata")]))
+        if path.startswith("/files/") and path.endswith(".whl.metadata"):
+            return self.send_metadata(os.path.basename(path)[:-len(".metadata")], settings)
         if path.startswith("/files/"):
             return self.send_file(os.path.join(ROOT, os.path.basename(path)))
         moved = path.startswith("/moved/simple/")
@@ -147,24 +155,26 @@ class Handler(BaseHTTPRequestHandler):
             body = {"meta": {"api-version": "1.1"}, "name": project, "files": [
                 {"filename": n, "url": prefix + n, "hashes": {"sha256": d} if d else {},
                  "size": settings.get("sizes", {}).get(n, os.path.getsize(os.path.join(ROOT, n))),
-                 **({"core-metadata": True} if settings.get("metadata") else {})}
+                 **({"core-metadata": True} if has_metadata(settings, n) else {})}
                 for n, d in files]}
             return self.send(200, json.dumps(body).encode(), JSON_TYPE)
         host = "" if settings.get("relative_links") else f"http://{self.headers['Host']}"
         base = "/".join([".."] * depth) if settings.get("relative_links") else host
-        listed = ' data-core-metadata="true"' if settings.get("metadata") else ""
-        rows = "".join(f'    <a href="{base}{prefix}{html.escape(n)}{"#sha256=" + d if d else ""}"{listed}>'
+        rows = "".join(f'    <a href="{base}{prefix}{html.escape(n)}{"#sha256=" + d if d else ""}"'
+                       f'{" data-core-metadata=true" if has_metadata(settings, n) else ""}>'
                        f"{html.escape(n)}</a><br/>\n" for n, d in files)
         body = (f"<!DOCTYPE html>\n<html>\n  <head><title>Links for {project}</title></head>\n"
                 f"  <body>\n    <h1>Links for {project}</h1>\n{rows}  </body>\n</html>\n")
         return self.send(200, body.encode(), "text/html")
 
-    def send_metadata(self, wheel):
+    def send_metadata(self, wheel, settings):
         """A wheel's *.dist-info/METADATA member, as PyPI serves it beside the wheel (PEP 658)."""
-        if not os.path.isfile(wheel):
+        local = os.path.join(ROOT, wheel)
+        if not has_metadata(settings, wheel) or not os.path.isfile(local):
             return self.send(404, b"not found\n", "text/plain")
-        with zipfile.ZipFile(wheel) as archive:
-            name = next((n for n in archive.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)), None)
+        with zipfile.ZipFile(local) as archive:
+            name = next((n for n in archive.namelist()
+                         if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)), None)
             body = archive.read(name) if name else None
         if body is None:
             return self.send(404, b"no METADATA\n", "text/plain")

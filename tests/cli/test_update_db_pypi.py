@@ -135,7 +135,7 @@ def metadata_files_give_the_rows_with_their_citations(tmp):
 @case
 def without_metadata_files_the_wheels_are_read_by_ranges(tmp):
     manifests = manifests_without_pypi_rows(tmp)
-    with loopback_server("pypi_index.py", real_wheels(tmp), {"format": "html"},
+    with loopback_server("pypi_index.py", real_wheels(tmp), {"format": "html", "metadata": False},
                          "control.json") as (base, control):
         index = f"{base}/simple"
         proc = update_db("--pypi", index, "--manifests", manifests, expect=0)
