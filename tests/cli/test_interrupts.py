@@ -79,7 +79,9 @@ def a_signal_while_waiting_on_another_installs_lock_ends_the_wait(tmp):
     owner = tmp / "root" / "toolkits" / "..lock-12.4.1.owner"
     with mirror_server(tmp / "mirror", {nvcc: {"delay": 1.0}}) as (url, faults):
         holder = start(["install", "12.4.1", "--mirror", url], env)
-        wait_for(owner.exists, "the first install to take the lock")
+        # The owner file is created, then written: wait for its content, not its name.
+        wait_for(lambda: owner.exists() and "start" in owner.read_text(),
+                 "the first install to take the lock")
         held_by = owner.read_text()
         for signum, code, name in SIGNALS:
             err = tmp / f"waiter-{name}.err"
