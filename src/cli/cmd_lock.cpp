@@ -57,9 +57,10 @@ Result<lock::ResolvedLock> resolved_lock(const LockProject& project, const Downl
   auto targets = targets_for(project, context, stored);
   if (!targets) return targets.error();
   const auto source = setup.source();
-  auto resolved =
-      lock::resolve_lock({project.pins, *targets, database, source,
-                          std::string("cudaenv ") + CUDAENV_VERSION_STRING, project.file.string()});
+  const auto index = setup.index();
+  auto resolved = lock::resolve_lock({project.pins, *targets, database, source,
+                                      std::string("cudaenv ") + CUDAENV_VERSION_STRING,
+                                      project.file.string(), setup.from_index() ? &index : nullptr});
   if (!resolved) return setup.explain(resolved.error());
   return resolved;
 }
@@ -106,7 +107,8 @@ Result<lock::LockFile> fresh_lock(const LockProject& project, const DownloadSetu
 std::string summary(const lock::LockFile& lock) {
   // A lock file comes with a cloned repository: its values are shown escaped.
   std::string text = "CUDA " + text::printable(lock.toolkit.version) + " (" +
-                     std::to_string(lock.toolkit.components.size()) + " archives)";
+                     std::to_string(lock.toolkit.components.size()) +
+                     (lock.source == lock::pypi_source ? " wheels)" : " archives)");
   if (lock.cudnn) text += ", cuDNN " + text::printable(lock.cudnn->version);
   for (const auto& [name, framework] : lock.frameworks)
     text += ", " + name + " " + text::printable(framework.version);
@@ -116,10 +118,11 @@ std::string summary(const lock::LockFile& lock) {
   return text + " for " + text::join(targets, ", ");
 }
 
-Status check_lock(const LockProject& project, const DownloadSetup& setup, Context& context) {
+Status check_lock(const LockProject& project, const DownloadSetup& chosen, Context& context) {
   const auto path = project.lock_path();
   auto stored = lock::read_lock_file(path);
   if (!stored) return make_error(ErrorKind::failure, stored.error().message, stored.error().hint);
+  const auto setup = following_lock(chosen, *stored);
   auto found = stale_lock_differences(project, *stored, setup, context);
   if (!found) return found.error();
   const auto shown_path = text::printable(path.string(), text::message_limit);
@@ -139,6 +142,13 @@ Status check_lock(const LockProject& project, const DownloadSetup& setup, Contex
 }
 
 }  // namespace
+
+DownloadSetup following_lock(const DownloadSetup& setup, const lock::LockFile& stored) {
+  if (setup.source_flagged) return setup;
+  auto followed = setup;
+  followed.source_kind = stored.source;
+  return followed;
+}
 
 Status name_target_gpus(std::vector<project::DeclaredTarget>& targets,
                         const std::filesystem::path& file, Context& context) {
@@ -272,6 +282,7 @@ void add_lock_command(CLI::App& app, Context& context, Outcome& outcome) {
   command->add_flag("--check", options->check,
                     "Only compare: exit 1 naming every difference when the lock is stale");
   add_download_flags(*command, options->download);
+  add_source_flags(*command, options->download);
   command->callback(
       [options, &context, &outcome] { outcome.status = run_lock(*options, context); });
 }

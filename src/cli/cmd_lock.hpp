@@ -68,6 +68,11 @@ lock::FrameworkIndexes framework_indexes(const DownloadSetup& setup, const Conte
 // .cudaenv) is checked against on a machine without a GPU, and what `verify --record` matches.
 std::vector<project::DeclaredTarget> recorded_targets(const lock::LockFile& stored);
 
+// The setup `lock --check` and `sync` read a stored lock with: the lock's own source (its wheels
+// from the user's index, or its archives from the user's mirror), unless --source or --index-url
+// asks for another, which then makes the lock stale.
+DownloadSetup following_lock(const DownloadSetup& setup, const lock::LockFile& stored);
+
 // Resolves and writes the lock for `project`, keeping the receipts that still hold; prints what
 // it wrote.
 Result<lock::LockFile> write_project_lock(const LockProject& project, const DownloadSetup& setup,

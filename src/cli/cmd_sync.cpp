@@ -31,23 +31,67 @@ std::vector<install::SelectedArchive> selected(const std::vector<lock::LockedArc
   return out;
 }
 
-// The installer's plans for the lock: the mirror's layout, the lock's digests.
-std::vector<install::InstallPlan> plans_for(const lock::LockFile& lock,
+// What the lock's source offers, checked against the lock before anything is fetched; for an index
+// also where each wheel is fetched from (its URL on the index, never one the lock names).
+struct Offers {
+  lock::Offer toolkit;
+  std::optional<lock::Offer> cudnn;
+};
+
+// The lock's archives with the URL the offer gives each (an index's; none from a mirror, whose
+// layout names them).
+std::vector<install::SelectedArchive> fetched_from(const std::vector<lock::LockedArchive>& locked,
+                                                   const lock::Offer& offer) {
+  auto out = selected(locked);
+  for (auto& archive : out) {
+    for (const auto& offered : offer.archives) {
+      if (offered.component == archive.component) archive.url = offered.url;
+    }
+  }
+  return out;
+}
+
+// The installer's plans for the lock: the mirror's layout (or the index's URLs), the lock's
+// digests.
+std::vector<install::InstallPlan> plans_for(const lock::LockFile& lock, const Offers& offers,
                                             const DownloadSetup& setup) {
+  const bool index = lock.source == lock::pypi_source;
+  const auto base = index ? setup.index_url : setup.mirror;
+  const auto source = index ? std::string("pypi") : std::string("redist");
   std::vector<install::InstallPlan> plans;
-  plans.push_back({"cuda", lock.toolkit.version, lock::lock_platform, "", setup.mirror,
+  plans.push_back({"cuda", lock.toolkit.version, lock::lock_platform, "", base,
                    setup.store.toolkits() / lock.toolkit.version,
-                   selected(lock.toolkit.components)});
-  if (lock.cudnn) {
+                   fetched_from(lock.toolkit.components, offers.toolkit), source});
+  if (lock.cudnn && offers.cudnn) {
     const auto& cudnn = *lock.cudnn;
-    plans.push_back({"cudnn", cudnn.version, lock::lock_platform, cudnn.cuda_variant, setup.mirror,
+    plans.push_back({"cudnn", cudnn.version, lock::lock_platform, cudnn.cuda_variant, base,
                      setup.store.cudnn() / (cudnn.version + "-" + cudnn.cuda_variant),
-                     selected(cudnn.components)});
+                     fetched_from(cudnn.components, *offers.cudnn), source});
   }
   return plans;
 }
 
+// The wheels the index lists for the locked releases.
+Result<lock::Offer> index_toolkit_offer(const lock::LockFile& lock, const DownloadSetup& setup) {
+  const auto index = setup.index();
+  auto plan = lock::index_toolkit(lock.toolkit.version, index);
+  if (!plan) return setup.explain(plan.error());
+  return lock::Offer{"CUDA " + lock.toolkit.version, setup.index_url,
+                     std::move(plan->install.archives), "the index"};
+}
+
+Result<lock::Offer> index_cudnn_offer(const lock::LockedCudnn& cudnn, const DownloadSetup& setup) {
+  const auto release = "cuDNN " + cudnn.version + " (" + cudnn.cuda_variant + ")";
+  const auto major = std::stoi(cudnn.cuda_variant.substr(4));  // "cuda12": checked when read
+  auto plan = install::plan_pypi_cudnn(cudnn.version, major, setup.index(), lock::lock_platform);
+  if (!plan && plan.error().kind == ErrorKind::not_found)  // nothing is vouched for
+    return lock::Offer{release, setup.index_url, {}, "the index"};
+  if (!plan) return setup.explain(plan.error());
+  return lock::Offer{release, setup.index_url, std::move(plan->archives), "the index"};
+}
+
 Result<lock::Offer> toolkit_offer(const lock::LockFile& lock, const DownloadSetup& setup) {
+  if (lock.source == lock::pypi_source) return index_toolkit_offer(lock, setup);
   const auto version = *Version::parse(lock.toolkit.version);  // a release_version: it parses
   auto manifest =
       install::fetch_manifest(setup.mirror, "cuda", version, setup.store, setup.settings.fetch);
@@ -58,7 +102,9 @@ Result<lock::Offer> toolkit_offer(const lock::LockFile& lock, const DownloadSetu
                      std::move(*archives)};
 }
 
-Result<lock::Offer> cudnn_offer(const lock::LockedCudnn& cudnn, const DownloadSetup& setup) {
+Result<lock::Offer> cudnn_offer(const lock::LockFile& lock, const DownloadSetup& setup) {
+  const auto& cudnn = *lock.cudnn;
+  if (lock.source == lock::pypi_source) return index_cudnn_offer(cudnn, setup);
   const auto version = *Version::parse(cudnn.version);
   const auto release = "cuDNN " + version.str() + " (" + cudnn.cuda_variant + ")";
   const auto url = install::manifest_url(setup.mirror, "cudnn", version);
@@ -71,18 +117,29 @@ Result<lock::Offer> cudnn_offer(const lock::LockedCudnn& cudnn, const DownloadSe
   return lock::Offer{release, url, std::move(*archives)};
 }
 
-// The lock's archives against the mirror's manifests of its releases, before anything is fetched.
-Status vouched_by_mirror(const lock::LockFile& lock, const DownloadSetup& setup,
-                         const std::string& lock_path) {
+// The lock's archives against the mirror's manifests (or the index's pages) of its releases,
+// before anything is fetched.
+Result<Offers> vouched_by_mirror(const lock::LockFile& lock, const DownloadSetup& setup,
+                                 const std::string& lock_path) {
   auto toolkit = toolkit_offer(lock, setup);
   if (!toolkit) return toolkit.error();
   if (auto ok = lock::check_archives(lock.toolkit.components, *toolkit, "toolkit", lock_path); !ok)
-    return ok;
-  if (!lock.cudnn) return Ok{};
-  auto cudnn = cudnn_offer(*lock.cudnn, setup);
+    return ok.error();
+  Offers offers{std::move(*toolkit), std::nullopt};
+  if (!lock.cudnn) return offers;
+  auto cudnn = cudnn_offer(lock, setup);
   if (!cudnn) return cudnn.error();
-  return lock::check_archives(lock.cudnn->components, *cudnn, "cudnn", lock_path);
+  if (auto ok = lock::check_archives(lock.cudnn->components, *cudnn, "cudnn", lock_path); !ok)
+    return ok.error();
+  offers.cudnn = std::move(*cudnn);
+  return offers;
 }
+
+// What `sync` goes on with: the lock, and what its source vouched for.
+struct VouchedLock {
+  lock::LockFile lock;
+  Offers offers;
+};
 
 // --frozen: the lock on disk, only when it is what `lock --check` calls current (.cudaenv, the
 // database and the mirror all agree with it).
@@ -102,10 +159,22 @@ Result<lock::LockFile> frozen_lock(const LockProject& project, lock::LockFile st
                     "run cudaenv lock, and commit .cudaenv.lock");
 }
 
+// Where the stored lock and .cudaenv part, as `sync` (without --frozen) rewrites the lock for:
+// the pins and targets, and a --source other than the lock's.
+std::vector<std::string> sync_differences(const LockProject& project, const lock::LockFile& stored,
+                                          const DownloadSetup& setup) {
+  auto found =
+      lock::project_differences(stored, lock::request_of(project.pins), project.pins.targets);
+  if (setup.source_kind != stored.source)
+    found.push_back("source: the lock's files are from " + stored.source + ", --source asks " +
+                    setup.source_kind);
+  return found;
+}
+
 // The lock to install from: the one on disk when it says what .cudaenv asks; else, unless
-// --frozen, a new one.
-Result<lock::LockFile> lock_to_sync(const LockProject& project, const SyncOptions& options,
-                                    const DownloadSetup& setup, Context& context) {
+// --frozen, a new one. Read from the lock's own source unless --source asks otherwise.
+Result<VouchedLock> lock_to_sync(const LockProject& project, const SyncOptions& options,
+                                 const DownloadSetup& chosen, Context& context) {
   const auto path = project.lock_path();
   const auto shown = text::printable(path.string(), text::message_limit);
   auto stored = lock::read_lock_file(path);
@@ -113,19 +182,23 @@ Result<lock::LockFile> lock_to_sync(const LockProject& project, const SyncOption
   if (!stored && options.frozen)
     return make_error(ErrorKind::failure, "--frozen: " + shown + " does not exist",
                       "run cudaenv lock, and commit .cudaenv.lock");
-  const auto vouched = [&](Result<lock::LockFile> lock) -> Result<lock::LockFile> {
-    if (!lock) return lock;
-    if (auto ok = vouched_by_mirror(*lock, setup, path.string()); !ok) return ok.error();
-    return lock;
+  const auto setup = stored ? following_lock(chosen, *stored) : chosen;
+  const auto vouched = [&](Result<lock::LockFile> lock) -> Result<VouchedLock> {
+    if (!lock) return lock.error();
+    auto offers = vouched_by_mirror(*lock, setup, path.string());
+    if (!offers) return offers.error();
+    return VouchedLock{std::move(*lock), std::move(*offers)};
   };
   if (!stored) return vouched(write_project_lock(project, setup, context));
   // Integrity before staleness: a lock the mirror does not vouch for is exit 6, frozen or not.
   if (options.frozen) {
-    if (auto ok = vouched_by_mirror(*stored, setup, path.string()); !ok) return ok.error();
-    return frozen_lock(project, std::move(*stored), setup, context);
+    auto offers = vouched_by_mirror(*stored, setup, path.string());
+    if (!offers) return offers.error();
+    auto current = frozen_lock(project, std::move(*stored), setup, context);
+    if (!current) return current.error();
+    return VouchedLock{std::move(*current), std::move(*offers)};
   }
-  const auto found =
-      lock::project_differences(*stored, lock::request_of(project.pins), project.pins.targets);
+  const auto found = sync_differences(project, *stored, setup);
   if (found.empty()) return vouched(std::move(*stored));
   for (const auto& line : found)
     context.out << "  " << text::printable(line, text::message_limit) << '\n';
@@ -162,7 +235,8 @@ Status install_plan(const install::InstallPlan& plan, const DownloadSetup& setup
                 << text::printable(plan.target.string(), text::message_limit) << '\n';
   } else {
     context.out << "installed " << what << " " << text::printable(plan.version) << " ("
-                << plan.archives.size() << " archives, each matching the lock) in "
+                << plan.archives.size() << (plan.source == "pypi" ? " wheels" : " archives")
+                << ", each matching the lock) in "
                 << text::printable(plan.target.string(), text::message_limit) << '\n';
   }
   return Ok{};
@@ -175,13 +249,14 @@ Status run_sync(const SyncOptions& options, Context& context) {
   if (!project) return project.error();
   auto setup = download_setup(options.download, context);
   if (!setup) return setup.error();
-  auto lock = lock_to_sync(*project, options, *setup, context);
-  if (!lock) return lock.error();
+  auto vouched = lock_to_sync(*project, options, *setup, context);
+  if (!vouched) return vouched.error();
+  const auto* lock = &vouched->lock;
   // The Python environment is asked first: --frozen refuses one with another framework version
   // before anything is downloaded.
   auto frameworks = survey_frameworks(*project, *lock, options.frozen, context);
   if (!frameworks) return frameworks.error();
-  const auto plans = plans_for(*lock, *setup);
+  const auto plans = plans_for(*lock, vouched->offers, *setup);
   for (const auto& plan : plans) {
     if (auto writable = install::prepare_store(setup->store, plan.product); !writable)
       return writable.error();
@@ -198,6 +273,7 @@ void add_sync_command(CLI::App& app, Context& context, Outcome& outcome) {
   auto options = std::make_shared<SyncOptions>();
   auto* command = app.add_subcommand(
       "sync", "Install exactly what .cudaenv.lock names, each archive checked against the lock");
+  add_source_flags(*command, options->download);
   command->add_flag("--frozen", options->frozen,
                     "Never rewrite the lock: fail when it is missing or stale");
   add_download_flags(*command, options->download);

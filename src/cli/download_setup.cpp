@@ -100,6 +100,7 @@ Status choose_source(const DownloadFlags& flags, const Context& context, Downloa
                       "use redist (NVIDIA's archives, the default) or pypi (a package index)");
   }
   setup.source_kind = kind;
+  setup.source_flagged = !flags.source.empty() || !flags.index_url.empty();
   return Ok{};
 }
 

@@ -41,6 +41,9 @@ struct DownloadSetup {
   // "redist" (NVIDIA's archives from `mirror`) or "pypi" (wheels from `index_url`): --source,
   // else source in the config, else redist.
   std::string source_kind = "redist";
+  // Whether --source or --index-url chose it (rather than the config or the default): a lock's
+  // own source gives way only to these.
+  bool source_flagged = false;
   // --index-url, else PIP_INDEX_URL, else index_url in the config, else PyPI's.
   std::string index_url;
   std::string index_origin;

@@ -83,6 +83,7 @@ std::vector<std::string> differences(const LockFile& stored, const LockFile& fre
         [&diff](const std::string& at, const std::string& a, const std::string& b) {
           diff.field(at, a, b);
         });
+  diff.field("source", stored.source, fresh.source);
   diff.field("toolkit.version", stored.toolkit.version, fresh.toolkit.version);
   archives(diff, "toolkit.components", stored.toolkit.components, fresh.toolkit.components);
   const LockedCudnn none;

@@ -173,14 +173,52 @@ Status read_header(const toml::table& root, const std::string& path, LockFile& l
   return Ok{};
 }
 
+// A wheel's file name: one plain name (core/untrusted's) ending in .whl.
+bool is_wheel_name(std::string_view name) {
+  return text::ends_with(name, ".whl") && name.size() > 4 &&
+         untrusted::is_valid(Field::component_name, name);
+}
+
+// An index's archives are wheels: each relative_path one wheel's file name, nothing with a folder.
+Status check_wheel_names(const std::vector<LockedArchive>& archives, const std::string& field,
+                         const std::string& path) {
+  for (const auto& archive : archives) {
+    if (is_wheel_name(archive.relative_path)) continue;
+    return make_error(ErrorKind::integrity,
+                      path + ": " + field + ".components." + text::printable(archive.name) +
+                          ".relative_path: \"" + text::printable(archive.relative_path) +
+                          "\" is not a wheel's file name (source = \"pypi\")",
+                      hostile_hint);
+  }
+  return Ok{};
+}
+
+Status read_source(const toml::table& root, const std::string& path, LockFile& lock) {
+  const FieldReader read(path, 1);
+  auto source = read.text(root, "source", "source", false);
+  if (!source) return source.error();
+  if (source->empty()) return Ok{};  // locks written before sources: NVIDIA's archives
+  if (*source != redist_source && *source != pypi_source)
+    return make_error(ErrorKind::integrity,
+                      read.where(root.get("source"), "source") + ": \"" +
+                          text::printable(*source) + "\" is not redist or pypi",
+                      hostile_hint);
+  lock.source = *source;
+  return Ok{};
+}
+
 Status read_toolkit(const toml::table& root, const std::string& path, LockFile& lock) {
   const FieldReader read(path, 1);
+  if (auto source = read_source(root, path, lock); !source) return source;
   const auto* toolkit = subtable(root, "toolkit");
   if (toolkit == nullptr) return read.error(root.get("toolkit"), "[toolkit]", "is missing");
   auto version = read.checked(*toolkit, "version", "toolkit.version", Field::release_version);
   if (!version) return version.error();
   auto components = archives(*toolkit, "toolkit", path);
   if (!components) return components.error();
+  if (lock.source == pypi_source) {
+    if (auto wheels = check_wheel_names(*components, "toolkit", path); !wheels) return wheels;
+  }
   lock.toolkit = LockedToolkit{*version, std::move(*components)};
   const auto* cudnn = subtable(root, "cudnn");
   if (cudnn == nullptr) return Ok{};
@@ -198,14 +236,11 @@ Status read_toolkit(const toml::table& root, const std::string& path, LockFile& 
                       hostile_hint);
   auto cudnn_components = archives(*cudnn, "cudnn", path);
   if (!cudnn_components) return cudnn_components.error();
+  if (lock.source == pypi_source) {
+    if (auto wheels = check_wheel_names(*cudnn_components, "cudnn", path); !wheels) return wheels;
+  }
   lock.cudnn = LockedCudnn{*cudnn_version, *variant, std::move(*cudnn_components)};
   return Ok{};
-}
-
-// A wheel's file name: one plain name (core/untrusted's) ending in .whl.
-bool is_wheel_name(std::string_view name) {
-  return text::ends_with(name, ".whl") && name.size() > 4 &&
-         untrusted::is_valid(Field::component_name, name);
 }
 
 Result<std::vector<LockedWheel>> framework_wheels(const toml::table& table,

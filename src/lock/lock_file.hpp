@@ -87,8 +87,16 @@ struct LockedTarget {
   std::vector<std::string> gpus;  // the GPU models .cudaenv names for it: "H100"
 };
 
+// Where the toolkit's and cuDNN's files come from: NVIDIA's redist archives from a mirror, or
+// NVIDIA's wheels from a package index (an archive's relative_path is then the wheel's file name).
+// The index itself is not recorded: it is the installing user's (--index-url, PIP_INDEX_URL, the
+// config), may carry credentials, and the digests pin the files whichever index serves them.
+constexpr const char* redist_source = "redist";
+constexpr const char* pypi_source = "pypi";
+
 struct LockFile {
   std::int64_t lock_version = current_lock_version;
+  std::string source = redist_source;
   std::string generated_by;  // "cudaenv 0.9.0"
   std::string database_revision;
   std::string database_sha256;

@@ -73,6 +73,8 @@ toml::table as_table(const LockFile& lock) {
       {"toolkit", toml::table{{"version", lock.toolkit.version},
                               {"components", archive_tables(lock.toolkit.components)}}}};
   if (!lock.generated_by.empty()) root.insert("generated_by", lock.generated_by);
+  // Written only for an index, so that locks of NVIDIA's archives keep their text and digest.
+  if (lock.source != redist_source) root.insert("source", lock.source);
   toml::table request;
   for (const auto& [key, value] : lock.request) request.insert(key, value);
   if (!request.empty()) root.insert("request", std::move(request));

@@ -4,6 +4,7 @@
 
 #include "core/text.hpp"
 #include "install/components.hpp"
+#include "install/pypi_plan.hpp"
 #include "install/remote.hpp"
 #include "project/targets.hpp"
 #include "resolve/pinned_request.hpp"
@@ -110,15 +111,45 @@ std::vector<LockedArchive> locked(const std::vector<install::SelectedArchive>& a
   return out;
 }
 
-// The first solution (best first) whose toolkit release the mirror offers.
+// The CUDA releases the lock's source offers: the mirror's, or the index's cuda-toolkit versions.
+Result<std::vector<Version>> offered_releases(const LockInputs& inputs) {
+  if (inputs.index != nullptr)
+    return install::list_index_versions(*inputs.index, "cuda", lock_platform);
+  return install::list_remote_versions(inputs.source.mirror, "cuda", inputs.source.fetch);
+}
+
+// A lock pins each file's size, and a PEP 503 page lists none: such an index cannot be locked from.
+Status require_sizes(const std::vector<install::SelectedArchive>& archives,
+                     const std::string& index) {
+  for (const auto& archive : archives) {
+    if (archive.file.size > 0) continue;
+    return make_error(ErrorKind::integrity,
+                      "the index " + index + " lists no size for " + archive.file.relative_path +
+                          ": a lock pins every file's size",
+                      "lock from an index that serves the JSON simple API (PEP 691: PyPI, devpi, "
+                      "Artifactory, Nexus), or lock NVIDIA's archives: --source redist");
+  }
+  return Ok{};
+}
+
+// The first solution (best first) whose toolkit release the mirror (or index) offers.
 Result<const resolve::Solution*> offered_solution(const resolve::Resolution& resolution,
-                                                  const install::ReleaseSource& source) {
-  auto offered = install::list_remote_versions(source.mirror, "cuda", source.fetch);
-  if (!offered) return &resolution.best();  // no index: the best release is fetched by name
+                                                  const LockInputs& inputs) {
+  const auto& source = inputs.source;
+  auto offered = offered_releases(inputs);
+  // No listing (a mirror without a directory index, an index without cuda-toolkit): the best
+  // release is fetched by name.
+  if (!offered) return &resolution.best();
   for (const auto& solution : resolution.solutions) {
     if (std::find(offered->begin(), offered->end(), solution.cuda->version) != offered->end())
       return &solution;
   }
+  if (inputs.index != nullptr)
+    return make_error(ErrorKind::not_found,
+                      "the index " + inputs.index->index +
+                          " offers no CUDA release that fits (best: " +
+                          resolution.best().cuda->version.str() + ")",
+                      "use an index that carries it, or lock NVIDIA's archives: --source redist");
   return make_error(ErrorKind::not_found,
                     "the mirror " + source.mirror + " offers no CUDA release that fits (best: " +
                         resolution.best().cuda->version.str() + ")",
@@ -153,6 +184,51 @@ Status without_cudnn(const Error& missing, const resolve::Solution& solution, bo
           "), point CUDAENV_MIRROR at one that has it" +
           (frameworks.empty() ? std::string(", or remove cudnn from .cudaenv")
                               : ", or remove cudnn from .cudaenv (" + frameworks + ")"));
+}
+
+// cuDNN `version` for CUDA `major` from the index; its patch release missing, the newest of its
+// series there.
+Result<install::InstallPlan> index_cudnn(const Version& version, int major,
+                                         const install::IndexSource& index) {
+  auto plan = install::plan_pypi_cudnn(version.str(), major, index, lock_platform);
+  if (!plan && plan.error().kind == ErrorKind::not_found)
+    plan = install::plan_pypi_cudnn(version.major_minor().str(), major, index, lock_platform);
+  if (!plan) return plan;
+  if (auto sized = require_sizes(plan->archives, index.index); !sized) return sized.error();
+  return plan;
+}
+
+// What a "full" toolkit from an index leaves out, said once in the lock's notes.
+void note_left_out(const install::PypiToolkitPlan& plan, std::vector<std::string>& notes) {
+  if (plan.from_database)
+    notes.push_back("the index has no cuda-toolkit project: the component versions of CUDA " +
+                    plan.install.version + " come from the database's redist rows");
+  if (!plan.without_wheels.empty())
+    notes.push_back("locked without, NVIDIA publishes no wheels of them: " +
+                    text::join(plan.without_wheels, ", "));
+  if (!plan.other_platforms_only.empty())
+    notes.push_back("locked without, their wheels are for other platforms than " +
+                    std::string(lock_platform) + ": " + text::join(plan.other_platforms_only, ", "));
+  if (!plan.not_on_index.empty())
+    notes.push_back("locked without, the index has no wheels of them: " +
+                    text::join(plan.not_on_index, ", "));
+}
+
+Status lock_wheels(const resolve::Solution& solution, const install::IndexSource& index,
+                   bool cudnn_pinned, LockFile& lock, std::vector<std::string>& notes) {
+  const auto& version = solution.cuda->version;
+  auto toolkit = index_toolkit(version.str(), index);
+  if (!toolkit) return toolkit.error();
+  note_left_out(*toolkit, notes);
+  lock.source = pypi_source;
+  lock.toolkit = {version.str(), locked(toolkit->install.archives)};
+  if (solution.cudnn == nullptr) return Ok{};
+  auto cudnn = index_cudnn(solution.cudnn->version, version.major(), index);
+  if (!cudnn && cudnn.error().kind == ErrorKind::not_found)
+    return without_cudnn(cudnn.error(), solution, cudnn_pinned, notes);
+  if (!cudnn) return cudnn.error();
+  lock.cudnn = LockedCudnn{cudnn->version, cudnn->variant, locked(cudnn->archives)};
+  return Ok{};
 }
 
 Status lock_archives(const resolve::Solution& solution, const install::ReleaseSource& source,
@@ -206,6 +282,18 @@ LockedTarget locked_target(const manifest::Database& db, const resolve::Solution
 
 }  // namespace
 
+Result<install::PypiToolkitPlan> index_toolkit(const std::string& version,
+                                               const install::IndexSource& index) {
+  auto plan = install::plan_pypi_toolkit({version, "full", false}, index, lock_platform);
+  if (!plan && plan.error().kind == ErrorKind::usage)  // CUDA 11/12: no nvcc among its wheels
+    return make_error(ErrorKind::usage, plan.error().message,
+                      "lock NVIDIA's archives instead: cudaenv lock --source redist");
+  if (!plan) return plan;
+  if (auto sized = require_sizes(plan->install.archives, index.index); !sized)
+    return sized.error();
+  return plan;
+}
+
 std::map<std::string, std::string> request_of(const project::ProjectFile& project) {
   std::map<std::string, std::string> out;
   if (project.cuda) out["cuda"] = project.cuda->str();
@@ -233,7 +321,7 @@ Result<ResolvedLock> resolve_lock(const LockInputs& inputs) {
   for (const auto& target : inputs.targets) all.push_back(&target);
   const auto resolution = resolve::resolve_without_suggestions(db, machine_for(db, all), request);
   if (!resolution.ok()) return breaking_target(db, inputs.targets, request);
-  auto solution = offered_solution(resolution, inputs.source);
+  auto solution = offered_solution(resolution, inputs);
   if (!solution) return solution.error();
   LockFile lock;
   lock.generated_by = inputs.generated_by;
@@ -241,8 +329,10 @@ Result<ResolvedLock> resolve_lock(const LockInputs& inputs) {
   lock.database_sha256 = database_digest(inputs.database);
   lock.request = request_of(inputs.project);
   std::vector<std::string> notes;
-  if (auto status =
-          lock_archives(**solution, inputs.source, inputs.project.cudnn.has_value(), lock, notes);
+  const bool cudnn_pinned = inputs.project.cudnn.has_value();
+  if (auto status = inputs.index != nullptr
+                        ? lock_wheels(**solution, *inputs.index, cudnn_pinned, lock, notes)
+                        : lock_archives(**solution, inputs.source, cudnn_pinned, lock, notes);
       !status)
     return status.error();
   for (const auto& target : inputs.targets)

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "install/plan.hpp"
+#include "install/pypi_plan.hpp"
 #include "lock/framework_pin.hpp"
 #include "lock/lock_file.hpp"
 #include "manifest/load.hpp"
@@ -26,6 +27,9 @@ struct LockInputs {
   const install::ReleaseSource& source;
   std::string generated_by;  // "cudaenv 1.2.0"
   std::string origin = {};   // the .cudaenv the pins come from, for errors
+  // Set: the toolkit's and cuDNN's files are NVIDIA's wheels from this package index (the lock's
+  // source "pypi"), not archives from `source`'s mirror.
+  const install::IndexSource* index = nullptr;
 };
 
 // The set for these inputs: the lock without its frameworks, and what each framework build the
@@ -41,6 +45,13 @@ struct ResolvedLock {
   std::vector<std::string> notes = {};
 };
 Result<ResolvedLock> resolve_lock(const LockInputs& inputs);
+
+// The wheels of CUDA `version` (every component the index has wheels of for the lock's platform)
+// as the index lists them: what a lock of source "pypi" pins, and what `sync` checks one against.
+// A release below 13 (its wheels bring no nvcc) is a usage error naming --source redist; a wheel
+// the index lists without a size is ErrorKind::integrity.
+Result<install::PypiToolkitPlan> index_toolkit(const std::string& version,
+                                               const install::IndexSource& index);
 
 // What .cudaenv asks for, as the lock records it: {"cuda": "12.4", "cudnn": "9", "torch": "2.5"}.
 std::map<std::string, std::string> request_of(const project::ProjectFile& project);

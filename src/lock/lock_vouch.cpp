@@ -11,7 +11,7 @@ namespace {
 Error disagreement(const std::string& lock_path, const std::string& what, const Offer& offer) {
   return make_error(
       ErrorKind::integrity,
-      text::printable(lock_path, text::message_limit) + ": " + what + " (the mirror's manifest " +
+      text::printable(lock_path, text::message_limit) + ": " + what + " (" + offer.vouched_by + " " +
           text::printable(offer.manifest_url, text::message_limit) + "); nothing was installed",
       "the lock does not pin what the mirror offers as " + offer.release +
           ": do not sync from it; if the mirror is the one you trust, run cudaenv lock and "
@@ -30,7 +30,7 @@ std::string first_difference(const LockedArchive& a, const install::SelectedArch
       {"size", {std::to_string(a.size), std::to_string(b.file.size)}}};
   for (const auto& [name, values] : fields) {
     if (values.first != values.second)
-      return std::string(name) + ": the lock has " + quoted(values.first) + ", the manifest " +
+      return std::string(name) + ": the lock has " + quoted(values.first) + ", the source " +
              quoted(values.second);
   }
   return "";

@@ -19,6 +19,8 @@ struct Offer {
   std::string release;  // "CUDA 12.4.1", "cuDNN 9.1.0 (cuda12)"
   std::string manifest_url;
   std::vector<install::SelectedArchive> archives;
+  // What manifest_url is, for the messages: a mirror's manifest, or a package index.
+  std::string vouched_by = "the mirror's manifest";
 };
 
 // Ok when `locked` (the lock's `field`: "toolkit" or "cudnn") and `offer` name the same archives

@@ -227,6 +227,26 @@ TEST_CASE("a lock whose archive path escapes the mirror or whose digest is malfo
             "toolkit.components[0].size: 0 is not the size of an archive"));
 }
 
+TEST_CASE("a lock of an index's wheels says so, reads back, and pins wheel names alone") {
+  auto lock = sample_lock();
+  const auto redist_digest = lock::set_digest(lock);
+  CHECK_FALSE(has(lock::render_lock_file(lock), "source"));  // older locks keep their text
+  lock.source = lock::pypi_source;
+  lock.toolkit.components[0].relative_path =
+      "nvidia_cuda_nvcc-13.0.88-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl";
+  const auto text = lock::render_lock_file(lock);
+  CHECK(has(text, "source = 'pypi'"));
+  auto back = lock::parse_lock_file(text, "/r/.cudaenv.lock");
+  REQUIRE(back.ok());
+  CHECK(back->source == "pypi");
+  CHECK(lock::set_digest(*back) != redist_digest);
+  CHECK(has(hostile([](auto& l) {
+              l.source = lock::pypi_source;  // a redist path where a wheel's name belongs
+            }).message,
+            "is not a wheel's file name"));
+  CHECK(has(hostile([](auto& l) { l.source = "ftp"; }).message, "\"ftp\" is not redist or pypi"));
+}
+
 TEST_CASE("a lock's versions, names, revision and target settings pass their grammars") {
   CHECK(has(hostile([](auto& l) { l.toolkit.version = "../../x"; }).message,
             "toolkit.version: \"../../x\" is not a release version"));
