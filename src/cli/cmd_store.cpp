@@ -208,14 +208,22 @@ Status run_list(const StoreOptions& options, Context& context) {
   return Ok{};
 }
 
-// From the source the flags and the config choose: NVIDIA's layout, or a package index.
+// From the source the flags and the config choose: NVIDIA's layout, or a package index (one
+// without cuda-toolkit read through the database's redist rows, and said so on stderr).
 Result<std::vector<Version>> remote_versions(const DownloadSetup& setup, const std::string& product,
-                                             const Context& context) {
+                                             Context& context) {
   if (!setup.from_index())
     return install::list_remote_versions(setup.mirror, product, setup.settings.fetch);
   auto platform = install::detect_platform(context.sysroot);
   if (!platform) return platform.error();
-  return install::list_index_versions(setup.index(), product, *platform);
+  bool from_database = false;
+  auto versions = install::list_index_versions(setup.index(), product, *platform, &from_database);
+  if (versions && from_database)
+    context.err << "cudaenv: note: cuda-toolkit is not on "
+                << text::printable(setup.described(), text::message_limit)
+                << "; listed: the releases whose cudart wheel it carries, by the database's "
+                   "redist rows\n";
+  return versions;
 }
 
 Status run_list_remote(const StoreOptions& options, Context& context) {

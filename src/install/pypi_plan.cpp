@@ -1,6 +1,7 @@
 #include "install/pypi_plan.hpp"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -324,6 +325,38 @@ void sort_newest_first(std::vector<Version>& versions) {
   versions.erase(std::unique(versions.begin(), versions.end()), versions.end());
 }
 
+// An index without cuda-toolkit: the releases the database's redist rows give whose cudart wheel
+// (nvidia-cuda-runtime[-cuNN]) the index lists at the row's version; one page per CUDA major.
+Result<std::vector<Version>> releases_by_cudart(const IndexSource& source,
+                                                const std::string& platform,
+                                                const Error& missing) {
+  auto releases = releases_with_components(source.store);
+  if (!releases) return releases.error();
+  std::map<std::string, std::vector<Version>> listed;  // by cudart wheel project
+  std::vector<Version> found;
+  for (const auto& release : *releases) {
+    const auto cudart = std::find_if(release.components.begin(), release.components.end(),
+                                     [](const auto& row) { return row.first == "cuda_cudart"; });
+    const auto project = wheel_of_component("cuda_cudart", release.version.major());
+    if (cudart == release.components.end() || project.empty()) continue;
+    if (listed.count(project) == 0) {
+      auto files = fetch::fetch_project_files(source.index, project, source.fetch);
+      if (!files && files.error().kind != ErrorKind::not_found) return files.error();
+      listed[project] = files ? wheel_versions(*files, project, platform) : std::vector<Version>{};
+    }
+    const auto wanted = Version::parse(cudart->second);
+    const auto& offered = listed[project];
+    if (wanted && std::find(offered.begin(), offered.end(), *wanted) != offered.end())
+      found.push_back(release.version);
+  }
+  sort_newest_first(found);
+  if (found.empty())
+    return make_error(ErrorKind::not_found,
+                      missing.message + ", nor the cudart wheel of any release the database knows",
+                      missing.hint);
+  return found;
+}
+
 Version three_components(const Version& version) {
   return Version::parse(std::to_string(version.major()) + "." + std::to_string(version.minor()) +
                         "." + std::to_string(version.patch()))
@@ -334,10 +367,16 @@ Version three_components(const Version& version) {
 
 Result<std::vector<Version>> list_index_versions(const IndexSource& source,
                                                  const std::string& product,
-                                                 const std::string& platform) {
+                                                 const std::string& platform,
+                                                 bool* from_database) {
   std::vector<Version> versions;
   if (product == "cuda") {
     auto files = fetch::fetch_project_files(source.index, metapackage, source.fetch);
+    if (!files && files.error().kind == ErrorKind::not_found) {
+      auto found = releases_by_cudart(source, platform, files.error());
+      if (found && from_database != nullptr) *from_database = true;
+      return found;
+    }
     if (!files) return files.error();
     for (const auto& version : wheel_versions(*files, metapackage, platform))
       versions.push_back(Version::parse(release_name(version)).value());

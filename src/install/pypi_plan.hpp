@@ -62,9 +62,12 @@ Result<InstallPlan> plan_pypi_cudnn(const std::string& spec_text, int cuda_major
 
 // The releases the index offers, newest first: CUDA releases by their cuda-toolkit metapackage
 // (13.0.3.0 named 13.0.3), cuDNN releases by their nvidia-cudnn-cu11/12/13 wheels, named by three
-// components as the store names them. not_found when the index has none.
+// components as the store names them. An index without cuda-toolkit (a partial proxy): the
+// releases whose cudart wheel, at the version the database's redist row gives, the index lists
+// (`from_database` then set, when given). not_found when the index has none.
 Result<std::vector<Version>> list_index_versions(const IndexSource& source,
                                                  const std::string& product,
-                                                 const std::string& platform);
+                                                 const std::string& platform,
+                                                 bool* from_database = nullptr);
 
 }  // namespace cudaenv::install

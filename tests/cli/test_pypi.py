@@ -221,6 +221,12 @@ def index_without_the_metapackage_takes_versions_from_the_database(tmp):
               f"full names the components the index lacks, not those it has: {full.stderr!r}")
         names = sorted(c["name"] for c in receipt_of(prefix)["components"])
         check("libcublas" in names and "libcufft" not in names, f"full takes every wheel the index has: {names}")
+        # list-remote lists the releases whose cudart wheel the index carries at the row's version:
+        # 13.0.2 (13.0.96) and 12.8.1 (12.8.90), not 13.0.1, whose cudart the index lacks.
+        listed = run(["list-remote", "--source", "pypi", "--index-url", index], env, check_exit=0)
+        check(listed.stdout.split() == ["13.0.2", "(installed)", "12.8.1"], f"list-remote: {listed.stdout!r}")
+        check("cuda-toolkit is not on the index" in listed.stderr and "redist rows" in listed.stderr,
+              f"list-remote says where the list came from: {listed.stderr!r}")
         # CUDA 12 from the rows: the -cu12 projects, runtime-only as with the metapackage.
         old = run(["install", "12.8.1", "--source", "pypi", "--index-url", index], env)
         expect_error(old, 2, "CUDA 12.8.1 from a package index has no nvcc")
@@ -366,11 +372,15 @@ def list_remote_and_use_install_take_the_index(tmp):
               f"use --install names the index and where it was set: {used.stdout!r}")
     check(receipt_of(tmp / "root" / "toolkits" / "13.0.2")["source"] == "pypi",
           "use --install took the toolkit from the index")
-    # An index chosen by the config, which lacks what was asked for: the error says where it was set.
-    with index_server(wheels_of(tmp), {"status": {"/simple/cuda-toolkit/": 404}}) as (index, _):
+    # An index chosen by the config, which has neither cuda-toolkit nor any release's cudart: the
+    # error says where it was set.
+    cudnn_only = tmp / "cudnn-only"
+    cudnn_wheel(cudnn_only, 13, "9.14.0.64")
+    with index_server(cudnn_only) as (index, _):
         config = global_config(env, f'source = "pypi"\nindex_url = "{index}"\n')
         proc = run(["list-remote"], env)
-        expect_error(proc, 3, f"no project cuda-toolkit on the index {index}", f"(index set by index_url in {config})")
+        expect_error(proc, 3, f"no project cuda-toolkit on the index {index}",
+                     "nor the cudart wheel of any release the database knows", f"(index set by index_url in {config})")
 
 
 @case
