@@ -58,9 +58,9 @@ Result<lock::ResolvedLock> resolved_lock(const LockProject& project, const Downl
   if (!targets) return targets.error();
   const auto source = setup.source();
   const auto index = setup.index();
-  auto resolved = lock::resolve_lock({project.pins, *targets, database, source,
-                                      std::string("cudaenv ") + CUDAENV_VERSION_STRING,
-                                      project.file.string(), setup.from_index() ? &index : nullptr});
+  auto resolved = lock::resolve_lock(
+      {project.pins, *targets, database, source, std::string("cudaenv ") + CUDAENV_VERSION_STRING,
+       project.file.string(), setup.from_index() ? &index : nullptr});
   if (!resolved) return setup.explain(resolved.error());
   return resolved;
 }

@@ -328,8 +328,7 @@ void sort_newest_first(std::vector<Version>& versions) {
 // An index without cuda-toolkit: the releases the database's redist rows give whose cudart wheel
 // (nvidia-cuda-runtime[-cuNN]) the index lists at the row's version; one page per CUDA major.
 Result<std::vector<Version>> releases_by_cudart(const IndexSource& source,
-                                                const std::string& platform,
-                                                const Error& missing) {
+                                                const std::string& platform, const Error& missing) {
   auto releases = releases_with_components(source.store);
   if (!releases) return releases.error();
   std::map<std::string, std::vector<Version>> listed;  // by cudart wheel project
@@ -367,8 +366,7 @@ Version three_components(const Version& version) {
 
 Result<std::vector<Version>> list_index_versions(const IndexSource& source,
                                                  const std::string& product,
-                                                 const std::string& platform,
-                                                 bool* from_database) {
+                                                 const std::string& platform, bool* from_database) {
   std::vector<Version> versions;
   if (product == "cuda") {
     auto files = fetch::fetch_project_files(source.index, metapackage, source.fetch);

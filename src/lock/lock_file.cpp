@@ -200,8 +200,8 @@ Status read_source(const toml::table& root, const std::string& path, LockFile& l
   if (source->empty()) return Ok{};  // locks written before sources: NVIDIA's archives
   if (*source != redist_source && *source != pypi_source)
     return make_error(ErrorKind::integrity,
-                      read.where(root.get("source"), "source") + ": \"" +
-                          text::printable(*source) + "\" is not redist or pypi",
+                      read.where(root.get("source"), "source") + ": \"" + text::printable(*source) +
+                          "\" is not redist or pypi",
                       hostile_hint);
   lock.source = *source;
   return Ok{};

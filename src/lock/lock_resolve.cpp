@@ -208,7 +208,8 @@ void note_left_out(const install::PypiToolkitPlan& plan, std::vector<std::string
                     text::join(plan.without_wheels, ", "));
   if (!plan.other_platforms_only.empty())
     notes.push_back("locked without, their wheels are for other platforms than " +
-                    std::string(lock_platform) + ": " + text::join(plan.other_platforms_only, ", "));
+                    std::string(lock_platform) + ": " +
+                    text::join(plan.other_platforms_only, ", "));
   if (!plan.not_on_index.empty())
     notes.push_back("locked without, the index has no wheels of them: " +
                     text::join(plan.not_on_index, ", "));
@@ -289,8 +290,7 @@ Result<install::PypiToolkitPlan> index_toolkit(const std::string& version,
     return make_error(ErrorKind::usage, plan.error().message,
                       "lock NVIDIA's archives instead: cudaenv lock --source redist");
   if (!plan) return plan;
-  if (auto sized = require_sizes(plan->install.archives, index.index); !sized)
-    return sized.error();
+  if (auto sized = require_sizes(plan->install.archives, index.index); !sized) return sized.error();
   return plan;
 }
 

@@ -11,8 +11,9 @@ namespace {
 Error disagreement(const std::string& lock_path, const std::string& what, const Offer& offer) {
   return make_error(
       ErrorKind::integrity,
-      text::printable(lock_path, text::message_limit) + ": " + what + " (" + offer.vouched_by + " " +
-          text::printable(offer.manifest_url, text::message_limit) + "); nothing was installed",
+      text::printable(lock_path, text::message_limit) + ": " + what + " (" + offer.vouched_by +
+          " " + text::printable(offer.manifest_url, text::message_limit) +
+          "); nothing was installed",
       "the lock does not pin what the mirror offers as " + offer.release +
           ": do not sync from it; if the mirror is the one you trust, run cudaenv lock and "
           "commit .cudaenv.lock");
