@@ -42,13 +42,17 @@ activate::ToolkitPrefix image_toolkit(const RecipePlan& plan) {
 
 std::vector<std::pair<std::string, std::string>> image_environment(const RecipePlan& plan) {
   Environment image;
-  image.set("PATH", std::string(image_prefix) + "/bin:$PATH");
+  // The frameworks' virtualenv first, as its activation puts it, so `python3` is the one they are
+  // in.
+  const auto venv_bin = plan.venv.empty() ? std::string() : plan.venv + "/bin:";
+  image.set("PATH", venv_bin + image_prefix + "/bin:$PATH");
   image.set("LD_LIBRARY_PATH", own_library_path);
   activate::HostCompilerChoice host;
   if (!plan.host_compiler.empty()) host.compiler = "/usr/bin/" + plan.host_compiler;
   std::vector<std::pair<std::string, std::string>> vars = {{"CUDAENV_ROOT", image_data_root}};
   for (auto& [name, value] : activate::toolkit_variables(image, image_toolkit(plan), host))
     vars.emplace_back(name, expanded_list(name, value));
+  if (!plan.venv.empty()) vars.emplace_back("VIRTUAL_ENV", plan.venv);
   vars.emplace_back("NVIDIA_REQUIRE_CUDA", plan.require_cuda);
   if (!plan.archs.empty()) {
     vars.emplace_back("TORCH_CUDA_ARCH_LIST", joined(plan.archs, false));

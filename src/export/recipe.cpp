@@ -49,6 +49,8 @@ Status plan_from_lock(const fs::path& lock_path, RecipePlan& plan) {
     if (plan.host_compiler.empty() && project::is_host_compiler_name(target.cudahostcxx))
       plan.host_compiler = target.cudahostcxx;
   }
+  if (!lock->frameworks.empty()) plan.venv = image_venv;
+  plan.torch = lock->frameworks.count("torch") > 0;
   return Ok{};
 }
 
@@ -130,9 +132,16 @@ std::string install_package_line(const std::string& command, const std::string& 
          "--no-install-recommends " + package + " && rm -rf /var/lib/apt/lists/*; }";
 }
 
-std::string cudaenv_in_project(const std::string& mirror) {
-  return "cd " + std::string(image_project_dir) + " && CUDAENV_MIRROR=\"" + mirror +
-         "\" CUDAENV_ROOT=" + image_data_root + " " + image_prefix + "/bin/cudaenv";
+// Python with its venv module: Ubuntu's python3 leaves ensurepip to python3-venv.
+std::string install_venv_line() {
+  return "python3 -c 'import ensurepip, venv' 2>/dev/null || { apt-get update && apt-get install "
+         "-y --no-install-recommends python3 python3-venv && rm -rf /var/lib/apt/lists/*; }";
+}
+
+// `cd /project && [ASSIGNMENTS ]CUDAENV_MIRROR=… cudaenv`: the variables of cudaenv's run.
+std::string cudaenv_in_project(const std::string& mirror, const std::string& assignments = "") {
+  return "cd " + std::string(image_project_dir) + " && " + assignments + "CUDAENV_MIRROR=\"" +
+         mirror + "\" CUDAENV_ROOT=" + image_data_root + " " + image_prefix + "/bin/cudaenv";
 }
 
 // `cudaenv verify --build-only` for the targets' architectures: what a build host without a GPU
@@ -151,8 +160,16 @@ std::vector<std::string> install_lines(const RecipePlan& plan, const std::string
                                     install_package_line(compiler, compiler)};
   lines.push_back("curl -fsSL \"" + mirror + "/cudaenv/get\" | sh -s -- \"" + mirror + "\" " +
                   image_prefix);
+  if (!plan.venv.empty()) {
+    lines.push_back(install_venv_line());
+    lines.push_back("python3 -m venv " + quoted(plan.venv));
+  }
   auto install = cudaenv_in_project(mirror);
-  if (plan.locked) {
+  if (plan.locked && !plan.venv.empty()) {
+    // sync installs the locked wheels into it with their digests and proves each imports.
+    install =
+        cudaenv_in_project(mirror, "VIRTUAL_ENV=" + quoted(plan.venv) + " ") + " sync --frozen";
+  } else if (plan.locked) {
     install += " sync --frozen";
   } else {
     install += " install " + quoted(plan.toolkit);
@@ -161,6 +178,11 @@ std::vector<std::string> install_lines(const RecipePlan& plan, const std::string
   lines.push_back(install);
   lines.push_back(cudaenv_in_project(mirror) + " " + build_check(plan));
   return lines;
+}
+
+// The check with a GPU: the device query, and torch's own GPU operation when torch is locked.
+std::string runtime_check(const RecipePlan& plan) {
+  return plan.torch ? "verify --torch" : "verify";
 }
 
 std::string header(const RecipePlan& plan, const std::string& what) {
@@ -203,6 +225,9 @@ Result<RecipePlan> plan_recipe(const fs::path& project_file, const manifest::Dat
       !named)
     return named.error();
   plan.archs = declared_archs(*file);
+  // The project's own environment (a relative path its grammar checked) where it names one.
+  if (!plan.venv.empty() && !file->venv.empty())
+    plan.venv = std::string(image_project_dir) + "/" + file->venv;
   set_requirement(plan, db);
   return plan;
 }
@@ -219,7 +244,8 @@ std::string render_dockerfile(const RecipePlan& plan) {
   out << "# The environment the cudaenv shell hook sets for CUDA " << plan.toolkit << ".\n";
   for (const auto& [name, value] : image_environment(plan))
     out << "ENV " << name << "=\"" << value << "\"\n";
-  out << "HEALTHCHECK CMD " << image_prefix << "/bin/cudaenv verify >/dev/null || exit 1\n";
+  out << "HEALTHCHECK CMD " << image_prefix << "/bin/cudaenv " << runtime_check(plan)
+      << " >/dev/null || exit 1\n";
   return out.str();
 }
 
@@ -240,8 +266,8 @@ std::string render_apptainer(const RecipePlan& plan) {
     out << "    export " << name << "=\"" << value << "\"\n";
   // %test runs at the end of every build, mostly on hosts without a GPU (or without --nv): there
   // it repeats the build check; with a GPU it runs the device query.
-  out << "\n%test\n    if nvidia-smi -L >/dev/null 2>&1; then " << image_prefix
-      << "/bin/cudaenv verify; else " << image_prefix << "/bin/cudaenv " << build_check(plan)
+  out << "\n%test\n    if nvidia-smi -L >/dev/null 2>&1; then " << image_prefix << "/bin/cudaenv "
+      << runtime_check(plan) << "; else " << image_prefix << "/bin/cudaenv " << build_check(plan)
       << "; fi\n";
   return out.str();
 }

@@ -18,6 +18,7 @@ namespace cudaenv::recipes {
 inline constexpr const char* image_prefix = "/opt/cudaenv";          // the bundle
 inline constexpr const char* image_data_root = "/opt/cudaenv/data";  // CUDAENV_ROOT
 inline constexpr const char* image_project_dir = "/project";         // .cudaenv (and lock)
+inline constexpr const char* image_venv = "/opt/venv";  // the locked frameworks' environment
 
 struct RecipePlan {
   std::string cudaenv_version;  // the running cudaenv: the recipe says what wrote it
@@ -30,6 +31,10 @@ struct RecipePlan {
   std::string require_cuda;        // NVIDIA_REQUIRE_CUDA: "cuda>=12.0"
   std::string require_reason;      // why that floor, for the recipe's comment
   std::vector<std::string> archs;  // declared targets' compute capabilities: "8.0", "9.0"
+  // The Python environment `sync --frozen` installs the lock's frameworks into: the project's
+  // `venv` below image_project_dir, else image_venv; "" when the lock pins no framework.
+  std::string venv = {};
+  bool torch = false;  // the lock pins torch: the health check runs `verify --torch`
   std::string base_image = "ubuntu:24.04";
 };
 
@@ -37,9 +42,10 @@ struct RecipePlan {
 // lock's when a lock is there, else the newest releases the database knows that the pins match
 // (an exact cuDNN, so that the image's environment can name its directory). The host compiler
 // is the project's host_compiler pin, else the lock's CUDAHOSTCXX, else the newest g++ the
-// toolkit accepts when it refuses Ubuntu 24.04's g++ 13. Errors: a .cudaenv or lock that does
-// not read (naming file and line), no `cuda` pin (usage), a pin no known release matches (not
-// found).
+// toolkit accepts when it refuses Ubuntu 24.04's g++ 13. A lock that pins frameworks gets a
+// virtualenv they are installed (and proved by import) in at build time. Errors: a .cudaenv or lock
+// that does not read (naming file and line), no `cuda` pin (usage), a pin no known release matches
+// (not found).
 Result<RecipePlan> plan_recipe(const std::filesystem::path& project_file,
                                const manifest::Database& db, const std::string& cudaenv_version);
 

@@ -21,6 +21,7 @@ import shutil
 
 import minbase_root
 import repack
+from framework_wheels import framework_index, torch_wheel
 from harness import BINARY, case, check, clean_env, finish, mirror_server
 from synthetic_mirror import cudnn_release, toolkit_release
 
@@ -147,9 +148,9 @@ def mirror_with_bundle(tmp, env):
     check(made.returncode == 0, f"mirror create --with-cudaenv: {made.stderr!r}")
 
 
-# An image with curl and the compiler, as ubuntu:24.04 is after the recipe's first two steps
-# (their `command -v` guards skip apt-get, which a root without the network cannot run).
-IMAGE_PACKAGES = ("curl", "g++")
+# An image with curl, the compiler and Python's venv, as ubuntu:24.04 is after the recipe's
+# package steps (their guards skip apt-get, which a root without the network cannot run).
+IMAGE_PACKAGES = ("curl", "g++", "python3-venv")
 
 
 @case
@@ -256,6 +257,56 @@ def a_generated_apptainer_definitions_post_with_a_lock_runs_in_a_minimal_root(tm
                  if name in computed and computed[name] is not None and name != "PATH" and value != computed[name]}
     check(computed and not differing and computed.get("CUDA_HOME") == exported.get("CUDA_HOME"),
           f"cudaenv env in the image sets what %environment set: {differing or computed}")
+
+
+@case
+def a_recipe_of_a_lock_with_torch_installs_it_in_a_venv_and_proves_the_import_at_build_time(tmp):
+    real = real_toolkit_mirror(tmp)
+    if real is None:
+        print("skip part: no nvcc here to pack a real toolkit")
+        return
+    release, _ = real
+    cuda = ".".join(release.split(".")[:2])
+    tag = "cu" + cuda.replace(".", "")
+    project = tmp / "project"
+    project.mkdir()
+    (project / ".cudaenv").write_text(f'cuda = "{cuda}"\n[frameworks]\ntorch = "2.11"\n'
+                                      '[targets.h100]\ndriver = "580"\narch = ["9.0"]\n')
+    # torch 2.11's build for this CUDA, as PyTorch's per-build index lists it, reporting the
+    # cuDNN its wheels bring (9.19.0 for cu130).
+    torch_wheel(tmp / "wheels", f"2.11.0+{tag}", cuda=cuda, cudnn=91900)
+    env = clean_env(tmp, CUDAENV_ROOT=tmp / "data", PWD=project)
+    mirror_with_bundle(tmp, env)
+    root = minbase_root.unpack(tmp / "root", packages=IMAGE_PACKAGES)
+    with mirror_server(tmp / "mirror") as (url, _), framework_index(tmp / "wheels") as (index, _):
+        indexes = {"CUDAENV_FRAMEWORK_INDEX": f"{index}/whl", "PIP_INDEX_URL": f"{index}/simple"}
+        locked = subprocess.run([BINARY, "lock", "--mirror", url], cwd=project, env={**env, **indexes},
+                                capture_output=True, text=True, timeout=120)
+        check(locked.returncode == 0, f"cudaenv lock: {locked.stdout!r} {locked.stderr!r}")
+        recipe = subprocess.run([BINARY, "export", "apptainer"], cwd=project, env=env,
+                                capture_output=True, text=True, timeout=60)
+        check(recipe.returncode == 0, f"export apptainer: {recipe.stderr!r}")
+        post = section(recipe.stdout, "post")
+        check("python3 -m venv '/opt/venv'" in post and
+              any("&& VIRTUAL_ENV='/opt/venv' CUDAENV_MIRROR=" in line and line.endswith("sync --frozen") for line in post),
+              f"a virtualenv, then the lock synced into it: {post}")
+        check("verify --torch" in "\n".join(section(recipe.stdout, "test")), "the GPU check runs torch's too")
+        (root / "project").mkdir()
+        for name in (".cudaenv", ".cudaenv.lock"):
+            (root / "project" / name).write_text((project / name).read_text())
+        script = "\n".join(post).replace("{{ CUDAENV_MIRROR }}", url)
+        base = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root",
+                "LANG": "C.UTF-8", **indexes}
+        built = minbase_root.run(root, script, base)
+        print(f"--- %post\n{built.stdout}{built.stderr}", end="")
+        check(built.returncode == 0, "%post succeeds in the root")
+    check(f"torch 2.11.0+{tag} imports in /opt/venv: CUDA {cuda}, cuDNN 9.19.0, as locked" in built.stdout,
+          f"the build proves the locked torch imports: {built.stdout}")
+    exports = "\n".join(section(recipe.stdout, "environment"))
+    used = minbase_root.run(root, f"{exports}\ncd /project && python3 -c 'import torch; print(torch.__version__)'",
+                            {"PATH": "/usr/bin:/bin", "HOME": "/root", "LANG": "C.UTF-8"})
+    check(used.returncode == 0 and f"2.11.0+{tag}" in used.stdout,
+          f"the image's python3 is the virtualenv's, with torch: {used.stdout!r} {used.stderr!r}")
 
 
 finish()
