@@ -20,22 +20,61 @@ __cudaenv_changed() {
   return 1
 }
 
-__cudaenv_hook() {
+# Rewrites __cudaenv_fresh as one [[ ]] that is true while nothing it depends on changed: the same
+# directory and variables, the .cudaenv the walk found still there and none in a directory it
+# passed, every watched file as stamped. A prompt then costs one function call and a stat per
+# file, no loop. Every value is single-quoted by (qq), so a directory name is data, never code.
+__cudaenv_compile() {
+  emulate -L zsh
+  local vars=$1 found=$2 test i file
+  shift 2
+  test="\$PWD == ${(qq)PWD}"
+  test+=" && \"\${CUDAENV_VERSION-}|\${CUDAENV_ROOT-}|\${XDG_DATA_HOME-}|\${XDG_CONFIG_HOME-}|\${HOME-}\" == ${(qq)vars}"
+  test+=" && \${__cudaenv_key-} == ${(qq)__cudaenv_key-}"
+  if [[ -n $found && ${__cudaenv_watch[(Ie)$found]} -eq 0 ]]; then
+    test+=" && -e ${(qq)found}"
+  fi
+  for file in "$@"; do
+    test+=" && ! -e ${(qq)file}"
+  done
+  for ((i = 1; i < ${#__cudaenv_watch}; i += 2)); do
+    file=${(qq)__cudaenv_watch[i]}
+    if [[ -z ${__cudaenv_watch[i + 1]} ]]; then
+      test+=" && ! -e $file"
+    else
+      test+=" && ! $file -nt ${(qq)__cudaenv_watch[i + 1]} && ! $file -ot ${(qq)__cudaenv_watch[i + 1]}"
+    fi
+  done
+  eval "__cudaenv_fresh() { [[ $test ]]; }"
+}
+
+__cudaenv_fresh() { return 1; }
+
+__cudaenv_update() {
   emulate -L zsh
   local dir=$PWD found=
+  local -a misses
   while true; do
     if [[ -e $dir/.cudaenv ]]; then
       found=$dir/.cudaenv
       break
     fi
+    misses+=("$dir/.cudaenv")
     [[ -z $dir || $dir == / ]] && break
     dir=${dir%/*}
   done
-  local key="$found|${CUDAENV_VERSION-}|${CUDAENV_ROOT-}|${XDG_DATA_HOME-}|${XDG_CONFIG_HOME-}|${HOME-}"
+  local vars="${CUDAENV_VERSION-}|${CUDAENV_ROOT-}|${XDG_DATA_HOME-}|${XDG_CONFIG_HOME-}|${HOME-}"
+  local key="$found|$vars"
   if [[ $key != "${__cudaenv_key-}" ]] || __cudaenv_changed; then
     eval "$("$__cudaenv_bin" hook-env --shell zsh)"
     typeset -g __cudaenv_key=$key
   fi
+  __cudaenv_compile "$vars" "$found" "${misses[@]}"
+}
+
+__cudaenv_hook() {
+  emulate -L zsh
+  __cudaenv_fresh || __cudaenv_update
 }
 
 autoload -Uz add-zsh-hook
