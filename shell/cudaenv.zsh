@@ -13,7 +13,7 @@ __cudaenv_changed() {
     file=${__cudaenv_watch[i]} stamp=${__cudaenv_watch[i + 1]}
     if [[ -z $stamp ]]; then
       [[ -e $file ]] && return 0
-    elif [[ $file -nt $stamp || $file -ot $stamp ]]; then
+    elif [[ ! -e $file || ! -e $stamp || $file -nt $stamp || $file -ot $stamp ]]; then
       return 0
     fi
   done
@@ -26,7 +26,7 @@ __cudaenv_changed() {
 # file, no loop. Every value is single-quoted by (qq), so a directory name is data, never code.
 __cudaenv_compile() {
   emulate -L zsh
-  local vars=$1 found=$2 test i file
+  local vars=$1 found=$2 test i file stamp
   shift 2
   test="\$PWD == ${(qq)PWD}"
   test+=" && \"\${CUDAENV_VERSION-}|\${CUDAENV_ROOT-}|\${XDG_DATA_HOME-}|\${XDG_CONFIG_HOME-}|\${HOME-}\" == ${(qq)vars}"
@@ -42,7 +42,9 @@ __cudaenv_compile() {
     if [[ -z ${__cudaenv_watch[i + 1]} ]]; then
       test+=" && ! -e $file"
     else
-      test+=" && ! $file -nt ${(qq)__cudaenv_watch[i + 1]} && ! $file -ot ${(qq)__cudaenv_watch[i + 1]}"
+      # (zsh's -nt and -ot are false when either file is missing, so both are tested first)
+      stamp=${(qq)__cudaenv_watch[i + 1]}
+      test+=" && -e $file && -e $stamp && ! $file -nt $stamp && ! $file -ot $stamp"
     fi
   done
   eval "__cudaenv_fresh() { [[ $test ]]; }"

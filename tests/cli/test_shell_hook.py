@@ -102,6 +102,28 @@ def edits_and_cudaenv_version_apply_at_the_next_prompt_and_nothing_else_starts_c
         os.utime(a / ".cudaenv", (1_600_000_000, 1_600_000_000))
 
 
+@case
+def a_nearer_project_file_appearing_or_going_applies_at_the_next_prompt(tmp):
+    # The unchanged-prompt check remembers which directories the walk passed: a .cudaenv created
+    # in one of them (or the found one removed) must still be seen at the very next prompt.
+    env = user_environment(install_synthetic_toolkits(tmp))
+    a, _ = projects(tmp)
+    deep = a / "sub" / "deeper"
+    deep.mkdir(parents=True)
+    nearer = a / "sub" / ".cudaenv"
+    for shell in SHELLS:
+        lines = [f"cd {quote(shell, str(deep))}"] + show(shell, "outer")
+        lines += [f"printf '12.4\\n' > {quote(shell, str(nearer))}"] + show(shell, "nearer")
+        lines += [f"rm {quote(shell, str(nearer))}"] + show(shell, "gone")
+        lines += [f"mv {quote(shell, str(a / '.cudaenv'))} {quote(shell, str(a / 'kept'))}"] + show(shell, "none")
+        lines += [f"mv {quote(shell, str(a / 'kept'))} {quote(shell, str(a / '.cudaenv'))}"] + show(shell, "back")
+        proc = run_shell(shell, tmp, env, lines)
+        seen = {step: values.get("CUDAENV_ACTIVE") for step, values in steps(proc.stdout).items()}
+        want = {"outer": "12.1.1", "nearer": "12.4.1", "gone": "12.1.1", "none": None, "back": "12.1.1"}
+        check({step: seen.get(step, "missing") for step in want} == want,
+              f"{shell}: each change applies at the next prompt: {seen}\n{proc.stderr}")
+
+
 INJECTIONS = ["$(touch {pwned})", "`touch {pwned}`", "12.1\"; touch {pwned}; echo \"", "12.1'; touch {pwned}; echo '",
               "12.1\ntouch {pwned}", "12.1; touch {pwned}", "12.1 && touch {pwned}", "12.1\\'; touch {pwned} #"]
 
