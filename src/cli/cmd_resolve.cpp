@@ -82,6 +82,8 @@ DetectedDriver detect_driver(Context& context, bool archs_given) {
   detected.version.reset();
   if (reading.driver) detected.version = reading.driver->version;
   detected.archs = probe::distinct_architectures(reading.gpus);
+  // The next resolve (and the prompt hook) of this boot reads them from the record instead.
+  (void)probe::remember_gpu_archs(context.sysroot, paths::data_root(context.env), detected.archs);
   return detected;
 }
 
@@ -111,13 +113,7 @@ void detect(TargetReport& report, Context& context, bool archs_given) {
     report.notes.emplace_back(
         "no GPU detected: resolving without an architecture constraint (--arch targets one)");
   }
-  for (const auto& compiler :
-       probe::probe_compilers(context.sysroot, context.runner, context.env)) {
-    if (compiler.name == "gcc" && compiler.version) {
-      report.target.gcc = compiler.version;
-      break;
-    }
-  }
+  report.target.gcc = probe::default_gcc_version(context.sysroot, context.runner, context.env);
 }
 
 Result<TargetReport> build_target(const ResolveOptions& options, Context& context) {

@@ -45,6 +45,17 @@ std::optional<Version> parse_compiler_version(std::string_view output) {
   return Version::parse(text::trim(first.front()));
 }
 
+std::optional<Version> default_gcc_version(const Sysroot& sysroot, ProcessRunner& runner,
+                                           const Environment& env) {
+  for (const auto& directory : text::split(env.get("PATH").value_or(""), ':')) {
+    if (directory.empty() || directory.front() != '/') continue;
+    const auto path = directory + "/gcc";
+    if (!sysroot.is_executable_file(path)) continue;
+    return query_version(runner, sysroot, sysroot.canonical(path).value_or(path), "gcc");
+  }
+  return std::nullopt;
+}
+
 std::vector<CompilerFacts> probe_compilers(const Sysroot& sysroot, ProcessRunner& runner,
                                            const Environment& env) {
   std::vector<CompilerFacts> compilers;

@@ -15,6 +15,11 @@ namespace cudaenv::probe {
 std::vector<CompilerFacts> probe_compilers(const Sysroot& sysroot, ProcessRunner& runner,
                                            const Environment& env);
 
+// The version of the first `gcc` on PATH (what nvcc runs by default), asking only that one
+// program: resolve needs this, not every compiler's.
+std::optional<Version> default_gcc_version(const Sysroot& sysroot, ProcessRunner& runner,
+                                           const Environment& env);
+
 // The version in `gcc -dumpfullversion -dumpversion` or `clang --version` output.
 std::optional<Version> parse_compiler_version(std::string_view output);
 

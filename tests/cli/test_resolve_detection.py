@@ -79,4 +79,40 @@ def a_fifo_in_place_of_the_proc_file_does_not_block(tmp):
     check(proc.returncode == 0, f"hook-env exit {proc.returncode}: {proc.stderr}")
 
 
+@case
+def nvml_answers_once_per_boot_and_the_record_answers_after(tmp):
+    root, env = machine(tmp)
+    boot_id = root / "proc/sys/kernel/random/boot_id"
+    boot_id.parent.mkdir(parents=True, exist_ok=True)
+    boot_id.write_text("8d1f0c52-4f55-4b0e-9a3c-0d4b2f7e6a11\n")
+    data_root = tmp / "home" / ".local" / "share" / "cudaenv"
+    data_root.mkdir(parents=True)
+    check(target(env)["gpus"] == ["9.0"], "NVML lists the GPUs the first time")
+    check((data_root / "cache" / "gpu-archs").is_file(), "resolve left the boot's GPU record")
+    for name in ("libnvidia-ml.so.580.95.05", "libcuda.so.580.95.05"):
+        (root / LIBS / name).write_text("not a shared library\n")
+    answer = target(env)
+    check(answer["gpus"] == ["9.0"] and answer["gpu_source"] == "detected",
+          f"the second resolve of this boot needs no driver library: {answer}")
+    boot_id.write_text("00000000-1111-4222-8333-444444444444\n")
+    check(target(env)["gpus"] == [], "after a reboot the old record names no GPU")
+
+
+@case
+def only_the_default_gcc_is_run(tmp):
+    root, env = machine(tmp)
+    bin_dir = root / "opt/tools/bin"
+    bin_dir.mkdir(parents=True)
+    marker = tmp / "other-compiler-ran"
+    (bin_dir / "gcc").write_text("#!/bin/sh\necho 11.4.0\n")
+    for other in ("g++", "gcc-12", "g++-12", "clang", "clang++-17"):
+        (bin_dir / other).write_text(f"#!/bin/sh\ntouch '{marker}'\necho 12.2.0\n")
+    for program in bin_dir.iterdir():
+        program.chmod(0o755)
+    env = dict(env, PATH="/opt/tools/bin:" + PATH)
+    answer = target(env, "--arch", "9.0")
+    check(answer["gcc"] == "11.4.0", f"the first gcc on PATH is the one resolved for: {answer}")
+    check(not marker.exists(), "no other compiler was started")
+
+
 finish()
