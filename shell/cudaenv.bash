@@ -5,11 +5,9 @@
 # else by cudaenv itself), whose output sets the variables as quoted data.
 __cudaenv_bin=@CUDAENV_BIN@
 
-# The selecting variables, joined; the prompt is unchanged only while these, the directory and the
-# files below are.
-__cudaenv_vars() {
-  REPLY="${CUDAENV_VERSION-}|${CUDAENV_ROOT-}|${XDG_DATA_HOME-}|${XDG_CONFIG_HOME-}|${HOME-}"
-}
+# The variables that select a version, as one expression (a constant of this script): the update
+# evaluates it, and the compiled check compares it with what the update saw.
+__cudaenv_selecting='${CUDAENV_VERSION-}|${CUDAENV_ROOT-}|${XDG_DATA_HOME-}|${XDG_CONFIG_HOME-}|${HOME-}'
 
 __cudaenv_changed() {
   local i file stamp
@@ -34,10 +32,10 @@ __cudaenv_compile() {
   printf -v q %q "$PWD"
   test="\$PWD == $q"
   printf -v q %q "$vars"
-  test+=" && \"\${CUDAENV_VERSION-}|\${CUDAENV_ROOT-}|\${XDG_DATA_HOME-}|\${XDG_CONFIG_HOME-}|\${HOME-}\" == $q"
+  test+=" && \"$__cudaenv_selecting\" == $q"
   printf -v q %q "${__cudaenv_key-}"
   test+=" && \${__cudaenv_key-} == $q"
-  if [[ -n $found && " ${__cudaenv_watch[*]} " != *" $found "* ]]; then
+  if [[ -n $found ]]; then
     printf -v q %q "$found"
     test+=" && -e $q"
   fi
@@ -60,7 +58,7 @@ __cudaenv_compile() {
 __cudaenv_fresh() { return 1; }
 
 __cudaenv_update() {
-  local dir=$PWD found= misses=() REPLY
+  local dir=$PWD found= misses=() vars
   while :; do
     if [[ -e $dir/.cudaenv ]]; then
       found=$dir/.cudaenv
@@ -70,13 +68,13 @@ __cudaenv_update() {
     [[ -z $dir || $dir == / ]] && break
     dir=${dir%/*}
   done
-  __cudaenv_vars
-  local key="$found|$REPLY"
+  eval "vars=\"$__cudaenv_selecting\""
+  local key="$found|$vars"
   if [[ $key != "${__cudaenv_key-}" ]] || __cudaenv_changed; then
     eval "$("$__cudaenv_bin" hook-env --shell bash)"
     __cudaenv_key=$key
   fi
-  __cudaenv_compile "$REPLY" "$found" "${misses[@]}"
+  __cudaenv_compile "$vars" "$found" "${misses[@]}"
 }
 
 __cudaenv_hook() {

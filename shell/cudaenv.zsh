@@ -5,6 +5,9 @@
 # installed beside cudaenv, else by cudaenv itself), whose output sets the variables as quoted data.
 typeset -g __cudaenv_bin=@CUDAENV_BIN@
 typeset -ga __cudaenv_watch
+# The variables that select a version, as one expression (a constant of this script): the update
+# evaluates it, and the compiled check compares it with what the update saw.
+typeset -g __cudaenv_selecting='${CUDAENV_VERSION-}|${CUDAENV_ROOT-}|${XDG_DATA_HOME-}|${XDG_CONFIG_HOME-}|${HOME-}'
 
 __cudaenv_changed() {
   emulate -L zsh
@@ -29,9 +32,9 @@ __cudaenv_compile() {
   local vars=$1 found=$2 test i file stamp
   shift 2
   test="\$PWD == ${(qq)PWD}"
-  test+=" && \"\${CUDAENV_VERSION-}|\${CUDAENV_ROOT-}|\${XDG_DATA_HOME-}|\${XDG_CONFIG_HOME-}|\${HOME-}\" == ${(qq)vars}"
+  test+=" && \"$__cudaenv_selecting\" == ${(qq)vars}"
   test+=" && \${__cudaenv_key-} == ${(qq)__cudaenv_key-}"
-  if [[ -n $found && ${__cudaenv_watch[(Ie)$found]} -eq 0 ]]; then
+  if [[ -n $found ]]; then
     test+=" && -e ${(qq)found}"
   fi
   for file in "$@"; do
@@ -65,7 +68,8 @@ __cudaenv_update() {
     [[ -z $dir || $dir == / ]] && break
     dir=${dir%/*}
   done
-  local vars="${CUDAENV_VERSION-}|${CUDAENV_ROOT-}|${XDG_DATA_HOME-}|${XDG_CONFIG_HOME-}|${HOME-}"
+  local vars
+  eval "vars=\"$__cudaenv_selecting\""
   local key="$found|$vars"
   if [[ $key != "${__cudaenv_key-}" ]] || __cudaenv_changed; then
     eval "$("$__cudaenv_bin" hook-env --shell zsh)"

@@ -38,7 +38,7 @@ struct ShellFacts {
 // A forward-compatibility library found on the machine.
 struct CompatLibraryFacts {
   forward::CompatLibrary library;  // its directory as a host path
-  std::string directory;           // the machine path shown: /usr/local/cuda-13.0/compat
+  std::string directory;           // the machine path shown, where the search found it
   std::string real_directory;      // links resolved, as the linker entries give theirs
   std::string origin;              // "NVIDIA's cuda-compat package", "cudaenv store"
 };

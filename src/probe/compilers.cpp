@@ -3,6 +3,8 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "core/text.hpp"
 
@@ -32,6 +34,14 @@ std::optional<Version> query_version(ProcessRunner& runner, const Sysroot& sysro
   return parse_compiler_version(result->out);
 }
 
+// PATH's absolute entries, in order: a relative one would make the current directory choose.
+std::vector<std::string> absolute_path_entries(const Environment& env) {
+  auto entries = text::split(env.get("PATH").value_or(""), ':');
+  std::erase_if(entries,
+                [](const std::string& entry) { return entry.empty() || entry.front() != '/'; });
+  return entries;
+}
+
 }  // namespace
 
 std::optional<Version> parse_compiler_version(std::string_view output) {
@@ -47,8 +57,7 @@ std::optional<Version> parse_compiler_version(std::string_view output) {
 
 std::optional<Version> default_gcc_version(const Sysroot& sysroot, ProcessRunner& runner,
                                            const Environment& env) {
-  for (const auto& directory : text::split(env.get("PATH").value_or(""), ':')) {
-    if (directory.empty() || directory.front() != '/') continue;
+  for (const auto& directory : absolute_path_entries(env)) {
     const auto path = directory + "/gcc";
     if (!sysroot.is_executable_file(path)) continue;
     return query_version(runner, sysroot, sysroot.canonical(path).value_or(path), "gcc");
@@ -61,8 +70,7 @@ std::vector<CompilerFacts> probe_compilers(const Sysroot& sysroot, ProcessRunner
   std::vector<CompilerFacts> compilers;
   std::set<std::string> seen_names;
   std::map<std::string, std::optional<Version>> version_of_file;
-  for (const auto& directory : text::split(env.get("PATH").value_or(""), ':')) {
-    if (directory.empty() || directory.front() != '/') continue;
+  for (const auto& directory : absolute_path_entries(env)) {
     for (const auto& name : sysroot.list_directory(directory)) {
       const auto family = compiler_family(name);
       if (!family || seen_names.count(name) > 0) continue;  // earlier PATH entries win
