@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "core/parallel.hpp"
 #include "core/text.hpp"
 #include "fetch/simple_index.hpp"
 #include "install/wheels.hpp"
@@ -159,11 +160,28 @@ Result<PinArchive> archive_from(const std::vector<fetch::IndexFile>& files, cons
                                     wheel->url}};
 }
 
-Result<PinArchive> archive_for(const WheelPin& pin, const IndexSource& source,
-                               const std::string& platform, bool skip_other_platforms) {
-  auto files = fetch::fetch_project_files(source.index, pin.project, source.fetch);
-  if (!files) return files.error();
-  return archive_from(*files, pin, source, platform, skip_other_platforms);
+using ProjectPage = Result<std::vector<fetch::IndexFile>>;
+
+// At most this many index pages are asked for at once.
+constexpr int page_requests_at_once = 8;
+
+// Every pin's index page, asked for at once: the pages do not depend on each other and each is
+// a round trip to the index. Returned in the pins' order, so the pin reported for a failure is
+// the first that fails, as when they were read one by one.
+Result<std::vector<ProjectPage>> project_pages(const std::vector<WheelPin>& pins,
+                                               const IndexSource& source) {
+  std::vector<std::optional<ProjectPage>> pages(pins.size());
+  auto read = for_each_in_parallel(pins.size(), page_requests_at_once, "reading the package index",
+                                   [&](size_t index, const FirstError&) -> Status {
+                                     pages[index].emplace(fetch::fetch_project_files(
+                                         source.index, pins[index].project, source.fetch));
+                                     return Ok{};
+                                   });
+  if (!read) return read.error();
+  std::vector<ProjectPage> out;
+  out.reserve(pages.size());
+  for (auto& page : pages) out.push_back(std::move(*page));
+  return out;
 }
 
 // The release a metapackage version names: NVIDIA published some as "13.0.3.0".
@@ -252,8 +270,11 @@ Result<PypiToolkitPlan> plan_from_database(const PypiToolkitRequest& request,
       {}};
   const bool full = request.components == "full";
   const bool preset = full || request.components == "minimal";
-  for (const auto& pin : *chosen) {
-    auto files = fetch::fetch_project_files(source.index, pin.project, source.fetch);
+  auto pages = project_pages(*chosen, source);
+  if (!pages) return pages.error();
+  for (size_t i = 0; i < chosen->size(); ++i) {
+    const auto& pin = (*chosen)[i];
+    auto& files = (*pages)[i];
     if (!files && full && files.error().kind == ErrorKind::not_found) {
       out.not_on_index.push_back(component_of_wheel(pin.project));
       continue;
@@ -303,8 +324,12 @@ Result<PypiToolkitPlan> plan_pypi_toolkit(const PypiToolkitRequest& request,
   // A preset leaves out a wheel published for other platforms only; a named component does not.
   const bool preset = request.components == "full" || request.components == "minimal";
   std::vector<std::string> other_platforms;
-  for (const auto& pin : *chosen) {
-    auto archive = archive_for(pin, source, platform, preset);
+  auto pages = project_pages(*chosen, source);
+  if (!pages) return pages.error();
+  for (size_t i = 0; i < chosen->size(); ++i) {
+    const auto& pin = (*chosen)[i];
+    if (!(*pages)[i]) return (*pages)[i].error();
+    auto archive = archive_from(*(*pages)[i], pin, source, platform, preset);
     if (!archive) return archive.error();
     if (!archive->archive) {
       other_platforms.push_back(component_of_wheel(pin.project));
@@ -414,7 +439,7 @@ Result<InstallPlan> plan_pypi_cudnn(const std::string& spec_text, int cuda_major
   // The store names cuDNN by three components, as NVIDIA's redist releases are (9.13.0).
   const auto release = three_components(*version);
   const auto variant = "cuda" + std::to_string(cuda_major);
-  auto archive = archive_for({project, version->str(), ""}, source, platform, false);
+  auto archive = archive_from(*files, {project, version->str(), ""}, source, platform, false);
   if (!archive) return archive.error();
   return InstallPlan{"cudnn",
                      release.str(),
