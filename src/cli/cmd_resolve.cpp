@@ -1,6 +1,7 @@
 // `cudaenv resolve`: the best compatible (driver, toolkit, cuDNN, framework) set, and why.
 
 #include <algorithm>
+#include <future>
 
 #include <nlohmann/json.hpp>
 
@@ -399,9 +400,13 @@ Result<Resolved> resolve_options(const ResolveOptions& flags, Context& context) 
   auto request = build_request(options);
   if (!request)
     return pins->file ? request.error().with_context(pins->file->string()) : request.error();
-  auto target = build_target(options, context);
-  if (!target) return target.error();
+  // The machine is probed (the driver's files, the GPU record or NVML, a gcc process) while the
+  // database is parsed: neither needs the other, and each is a few milliseconds.
+  auto probing = std::async(std::launch::async | std::launch::deferred,
+                            [&] { return build_target(options, context); });
   auto selected = manifest::load_selected_database(paths::data_root(context.env));
+  auto target = probing.get();
+  if (!target) return target.error();
   if (!selected) return selected.error();
   auto* db = &selected->db;
   if (auto named = add_named_gpus(options.gpu, *db, *target); !named) return named.error();
